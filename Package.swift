@@ -1,0 +1,55 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "AuthenticatedRequests",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "AuthenticatedRequests", targets: ["AuthenticatedRequests"]),
+        .library(name: "OAuthFlows", targets: ["OAuthFlows"]),
+        .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        .target(name: "AuthenticatedRequests"),
+        .target(
+            name: "OAuthFlows",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "CodeFlowOAuth",
+            dependencies: [
+                "OAuthFlows",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "authreq-example",
+            dependencies: ["AuthenticatedRequests"],
+            path: "Sources/authreq-example"
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(
+            name: "AuthenticatedRequestsTests",
+            dependencies: ["AuthenticatedRequests", "TestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

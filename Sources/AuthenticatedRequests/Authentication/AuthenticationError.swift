@@ -1,0 +1,54 @@
+import Foundation
+
+/// Why a credential could not be had for a request.
+///
+/// Switch on ``code``; the set of codes can grow. ``underlyingError`` carries the error from
+/// the refresh, e.g. an `OAuthError` with the server's `error_description`.
+public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// There is no credential and no way to get one; the user must sign in. No request was sent.
+        public static let missingCredential = Code("missing credential")
+        /// The server said the grant is dead (e.g. `invalid_grant` on refresh); the credential was
+        /// cleared and the user must sign in again.
+        public static let reauthenticationRequired = Code("re-authentication required")
+        /// The refresh failed for another reason (network, server error); the credential was kept.
+        public static let refreshFailed = Code("refresh failed")
+        /// More refreshes than allowed happened within the window; no further refresh was attempted.
+        public static let excessiveRefresh = Code("excessive refresh")
+        /// The request would have sent a credential over plain `http` to a non-loopback host.
+        public static let insecureTransport = Code("insecure transport")
+        /// The stored credential could not be read (e.g. a corrupt file); it was left untouched.
+        public static let storeFailed = Code("store failed")
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A sentence for people, without secrets.
+    public let message: String
+    /// The error behind this one, e.g. the refresh's error.
+    public let underlyingError: (any Error)?
+
+    /// Creates an error.
+    public init(code: Code, message: String, underlyingError: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlyingError = underlyingError
+    }
+
+    /// `AuthenticationError(code): message (underlying: …)`, secrets redacted.
+    public var description: String {
+        var text = "AuthenticationError(\(code)): \(message)"
+        if let underlyingError {
+            text += " (underlying: \(Redaction.redact(String(describing: underlyingError))))"
+        }
+        return text
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+}

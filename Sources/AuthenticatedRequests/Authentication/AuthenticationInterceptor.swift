@@ -1,0 +1,409 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Passed to `didRequest` for a successful response, so the hot path allocates no error.
+private let noAuthenticationFailure: any Error = ResourceError(code: .unacceptableStatus)
+
+/// The authenticator actor: holds the current credential of one ``Authenticator`` and runs its
+/// lifecycle for every request.
+///
+/// For each request it:
+/// 1. fails with ``AuthenticationError/Code/missingCredential`` when there is no credential and
+///    no way to get one, before anything is sent;
+/// 2. refreshes a credential that expires within ``Configuration/leeway`` before sending;
+/// 3. after a response the authenticator classifies as an authentication failure, refreshes once
+///    and retries once, never more;
+/// 4. retries without a refresh when the rejected request carried an older credential than the
+///    current one;
+/// 5. shares one refresh among all concurrent callers; a caller's cancellation does not cancel it;
+/// 6. fails every waiter with the refresh's error, clearing the credential when the authenticator
+///    says the grant is dead and keeping it otherwise;
+/// 7. stops refresh loops with ``AuthenticationError/Code/excessiveRefresh``;
+/// 8. writes every change of credential to the ``TokenStore``.
+///
+/// ``OAuthAuthenticator`` is this actor with ``BearerTokenAuthenticator``.
+public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
+    /// The credential type of the authenticator.
+    public typealias Credential = A.Credential
+
+    /// How the interceptor behaves; every field has a default.
+    public struct Configuration: Sendable {
+        /// Refresh this long before expiry; 60 seconds unless given.
+        public var leeway: TimeInterval
+        /// The excessive-refresh guard.
+        public var refreshLimit: RefreshLimit
+        /// The clock that judges expiry.
+        public var clock: any WallClock
+        /// The transport for the authorization server (refreshes), ``URLSessionTransport/shared``
+        /// unless given.
+        public var tokenTransport: any HTTPTransport
+        /// Whether credentials may go over plain `http` to non-loopback hosts; `false` unless given.
+        public var allowsInsecureHTTP: Bool
+
+        /// Creates a configuration.
+        public init(
+            leeway: TimeInterval = 60,
+            refreshLimit: RefreshLimit = RefreshLimit(),
+            clock: any WallClock = SystemWallClock(),
+            tokenTransport: any HTTPTransport = URLSessionTransport.shared,
+            allowsInsecureHTTP: Bool = false
+        ) {
+            self.leeway = leeway
+            self.refreshLimit = refreshLimit
+            self.clock = clock
+            self.tokenTransport = tokenTransport
+            self.allowsInsecureHTTP = allowsInsecureHTTP
+        }
+    }
+
+    /// The configuration given at creation.
+    public nonisolated let configuration: Configuration
+
+    private let store: (any TokenStore)?
+    private var storeKey: String?
+    private var authenticator: A?
+    private var credential: Credential?
+    /// Whether the store may hold a credential not yet read.
+    private var needsStoreLoad: Bool
+    /// Whether the credential given at creation is not yet saved (an initializer cannot await).
+    private var needsInitialSave: Bool
+    /// Bumped on every change of credential or authenticator; a refresh that started under an
+    /// older generation does not overwrite newer state.
+    private var generation: UInt64 = 0
+    private var refreshTask: Task<Credential, any Error>?
+    private var refreshHistory = RefreshHistory()
+    private var observers: [UUID: AsyncStream<AuthenticationEvent>.Continuation] = [:]
+
+    private var context: AuthenticationContext {
+        AuthenticationContext(
+            transport: configuration.tokenTransport,
+            clock: configuration.clock,
+            allowsInsecureHTTP: configuration.allowsInsecureHTTP
+        )
+    }
+
+    /// Creates an interceptor.
+    ///
+    /// - Parameters:
+    ///   - authenticator: the scheme; without one, requests fail with
+    ///     ``AuthenticationError/Code/missingCredential`` until ``configure(with:credential:storeKey:)``.
+    ///   - credential: a credential to start with; otherwise it is read from `store` on first use.
+    ///   - store: where credentials are kept across launches; none unless given.
+    ///   - storeKey: the store entry; two clients must never share one.
+    ///   - configuration: leeway, refresh limit, clock and transport.
+    public init(
+        authenticator: A? = nil,
+        credential: Credential? = nil,
+        store: (any TokenStore)? = nil,
+        storeKey: String? = nil,
+        configuration: Configuration = Configuration()
+    ) {
+        self.authenticator = authenticator
+        self.credential = credential
+        self.store = store
+        self.storeKey = storeKey
+        self.configuration = configuration
+        self.needsStoreLoad = credential == nil && store != nil && storeKey != nil
+        self.needsInitialSave = credential != nil && store != nil && storeKey != nil
+    }
+
+    // MARK: - Configuration and state
+
+    /// Switches to `authenticator`, dropping the previous one's credential from memory.
+    ///
+    /// With a `credential`, it becomes current and is saved to the store. Without one, the
+    /// credential is read from the store entry `storeKey` on first use, or obtained through
+    /// ``Authenticator/initialCredential(for:)``.
+    public func configure(with authenticator: A, credential: Credential? = nil, storeKey: String? = nil) async {
+        self.authenticator = authenticator
+        if let storeKey { self.storeKey = storeKey }
+        generation &+= 1
+        refreshTask = nil
+        needsInitialSave = false
+        self.credential = credential
+        needsStoreLoad = credential == nil && store != nil && self.storeKey != nil
+        if let credential {
+            await save(credential)
+            emit(.credentialObtained)
+        }
+    }
+
+    /// The current credential, read from the store if not yet loaded; `nil` when there is none.
+    /// Does not refresh.
+    public func currentCredential() async throws -> Credential? {
+        try await loadFromStoreIfNeeded()
+        return credential
+    }
+
+    /// A credential valid for a request now: the current one, refreshed or obtained as needed.
+    public func validCredential() async throws -> Credential {
+        try await credentialForRequest().credential
+    }
+
+    /// Replaces the current credential, e.g. after a sign-in done elsewhere; saved to the store.
+    public func setCredential(_ credential: Credential) async {
+        generation &+= 1
+        refreshTask = nil
+        needsStoreLoad = false
+        needsInitialSave = false
+        self.credential = credential
+        await save(credential)
+        emit(.credentialObtained)
+    }
+
+    /// Forgets the credential, in memory and in the store (sign-out).
+    public func clearCredential() async {
+        generation &+= 1
+        refreshTask = nil
+        needsStoreLoad = false
+        needsInitialSave = false
+        credential = nil
+        await removeFromStore()
+        emit(.credentialCleared)
+    }
+
+    /// A stream of what the interceptor does from now on. Each call makes a new stream;
+    /// it ends when the caller stops iterating.
+    public func events() -> AsyncStream<AuthenticationEvent> {
+        let (stream, continuation) = AsyncStream<AuthenticationEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    // MARK: - Sending
+
+    /// Applies the credential, sends `request` over `transport`, and on an authentication failure
+    /// refreshes once and retries once.
+    public nonisolated func send(
+        _ request: URLRequest,
+        over transport: any HTTPTransport
+    ) async throws -> (Data, HTTPURLResponse) {
+        let (authenticator, credential) = try await credentialForRequest()
+        try Task.checkCancellation()
+        let authenticated = try authenticate(request, with: credential, by: authenticator)
+        let (body, response) = try await transport.send(authenticated)
+
+        let failure: any Error =
+            (200...399).contains(response.statusCode)
+            ? noAuthenticationFailure : ResourceError(code: .unacceptableStatus, response: response)
+        guard authenticator.didRequest(authenticated, with: response, failDueToAuthenticationError: failure)
+        else {
+            return (body, response)
+        }
+        let (retryAuthenticator, retryCredential) = try await credentialForRetry(of: authenticated)
+        try Task.checkCancellation()
+        let retry = try authenticate(request, with: retryCredential, by: retryAuthenticator)
+        return try await transport.send(retry)
+    }
+
+    private nonisolated func authenticate(
+        _ request: URLRequest,
+        with credential: Credential,
+        by authenticator: A
+    ) throws -> URLRequest {
+        guard let url = request.url, configuration.allowsInsecureHTTP || url.isSafeForSecrets else {
+            throw AuthenticationError(
+                code: .insecureTransport,
+                message:
+                    "Refusing to send a credential to \(request.url?.redactedForDisplay ?? "a request without URL"): "
+                    + "use https, a loopback address, or set allowsInsecureHTTP."
+            )
+        }
+        var authenticated = request
+        authenticator.apply(credential, to: &authenticated)
+        return authenticated
+    }
+
+    // MARK: - The lifecycle
+
+    private func credentialForRequest() async throws -> (authenticator: A, credential: Credential) {
+        try await loadFromStoreIfNeeded()
+        guard let authenticator else { throw Self.missingCredential }
+        if let refreshTask {
+            return (authenticator, try await refreshTask.value)
+        }
+        if let credential {
+            let horizon = configuration.clock.now.addingTimeInterval(configuration.leeway)
+            guard credential.requiresRefresh(at: horizon) else { return (authenticator, credential) }
+        }
+        return (authenticator, try await refreshed(from: credential, by: authenticator))
+    }
+
+    private func credentialForRetry(of rejected: URLRequest) async throws -> (A, Credential) {
+        guard let authenticator else { throw Self.missingCredential }
+        emit(.requestRetried, url: rejected.url)
+        if let refreshTask {
+            return (authenticator, try await refreshTask.value)
+        }
+        if let credential, !authenticator.isRequest(rejected, authenticatedWith: credential) {
+            return (authenticator, credential)
+        }
+        return (authenticator, try await refreshed(from: credential, by: authenticator))
+    }
+
+    /// Starts the one shared refresh (or first obtain, when `stale` is `nil`) and waits for it.
+    private func refreshed(from stale: Credential?, by authenticator: A) async throws -> Credential {
+        if let refreshTask { return try await refreshTask.value }
+        guard refreshHistory.record(at: configuration.clock.now, within: configuration.refreshLimit) else {
+            let error = AuthenticationError(
+                code: .excessiveRefresh,
+                message: "More than \(configuration.refreshLimit.maximumCount) refreshes within "
+                    + "\(Int(configuration.refreshLimit.window)) seconds; not refreshing again."
+            )
+            emit(.refreshFailed, error: error)
+            throw error
+        }
+        let startedGeneration = generation
+        let context = self.context
+        // An unstructured task: cancelling any one waiter must not cancel the shared refresh.
+        let task = Task {
+            let result: Result<Credential, any Error>
+            do {
+                if let stale {
+                    result = .success(try await authenticator.refresh(stale, for: context))
+                } else if let obtained = try await authenticator.initialCredential(for: context) {
+                    result = .success(obtained)
+                } else {
+                    result = .failure(Self.missingCredential)
+                }
+            } catch {
+                result = .failure(error)
+            }
+            return try await self.finishRefresh(
+                result,
+                obtained: stale == nil,
+                startedGeneration: startedGeneration,
+                authenticator: authenticator
+            )
+        }
+        refreshTask = task
+        return try await task.value
+    }
+
+    private func finishRefresh(
+        _ result: Result<Credential, any Error>,
+        obtained: Bool,
+        startedGeneration: UInt64,
+        authenticator: A
+    ) async throws -> Credential {
+        // A reconfiguration while the refresh ran: its result belongs to nobody's state.
+        let isCurrent = startedGeneration == generation
+        if isCurrent { refreshTask = nil }
+        switch result {
+        case .success(let fresh):
+            guard isCurrent else { return fresh }
+            credential = fresh
+            generation &+= 1
+            await save(fresh)
+            emit(obtained ? .credentialObtained : .credentialRefreshed)
+            return fresh
+        case .failure(let error as AuthenticationError) where error.code == .missingCredential:
+            throw error
+        case .failure(let error):
+            if isCurrent, authenticator.isCredentialInvalidated(by: error) {
+                credential = nil
+                generation &+= 1
+                await removeFromStore()
+                emit(.refreshFailed, error: error)
+                emit(.credentialCleared)
+                throw AuthenticationError(
+                    code: .reauthenticationRequired,
+                    message: "The authorization server rejected the grant; sign in again.",
+                    underlyingError: error
+                )
+            }
+            emit(.refreshFailed, error: error)
+            if error is CancellationError { throw error }
+            throw AuthenticationError(
+                code: .refreshFailed,
+                message: obtained
+                    ? "Could not obtain a credential; nothing was stored."
+                    : "Could not refresh the credential; it was kept.",
+                underlyingError: error
+            )
+        }
+    }
+
+    private static var missingCredential: AuthenticationError {
+        AuthenticationError(
+            code: .missingCredential,
+            message: "No credential and no way to obtain one: configure a flow or sign in first."
+        )
+    }
+
+    // MARK: - Store
+
+    private func loadFromStoreIfNeeded() async throws {
+        if needsInitialSave, let credential {
+            needsInitialSave = false
+            await save(credential)
+        }
+        guard needsStoreLoad, let store, let storeKey else { return }
+        let startedGeneration = generation
+        let data: Data?
+        do {
+            data = try await store.load(forKey: storeKey)
+        } catch {
+            throw AuthenticationError(
+                code: .storeFailed,
+                message: "Could not read the stored credential '\(storeKey)'; it was left as is.",
+                underlyingError: error
+            )
+        }
+        guard needsStoreLoad, startedGeneration == generation else { return }
+        guard let data else {
+            needsStoreLoad = false
+            return
+        }
+        do {
+            credential = try JSONDecoder().decode(Credential.self, from: data)
+        } catch {
+            throw AuthenticationError(
+                code: .storeFailed,
+                message: "The stored credential '\(storeKey)' is corrupt; it was left as is. "
+                    + "Remove it (clearCredential()) to sign in again.",
+                underlyingError: TokenStoreError(code: .corrupt, key: storeKey, underlyingError: error)
+            )
+        }
+        needsStoreLoad = false
+        generation &+= 1
+        emit(.credentialLoaded)
+    }
+
+    private func save(_ credential: Credential) async {
+        guard let store, let storeKey else { return }
+        do {
+            try await store.save(try JSONEncoder().encode(credential), forKey: storeKey)
+        } catch {
+            emit(.storeFailed, error: error)
+        }
+    }
+
+    private func removeFromStore() async {
+        guard let store, let storeKey else { return }
+        do {
+            try await store.removeValue(forKey: storeKey)
+        } catch {
+            emit(.storeFailed, error: error)
+        }
+    }
+
+    // MARK: - Events
+
+    private func emit(_ kind: AuthenticationEvent.Kind, url: URL? = nil, error: (any Error)? = nil) {
+        guard !observers.isEmpty else { return }
+        let event = AuthenticationEvent(kind, date: configuration.clock.now, url: url, error: error)
+        for continuation in observers.values { continuation.yield(event) }
+    }
+
+    private func removeObserver(_ id: UUID) {
+        observers[id] = nil
+    }
+}

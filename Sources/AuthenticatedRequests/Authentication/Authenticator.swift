@@ -1,0 +1,130 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A credential that an ``Authenticator`` applies to requests.
+///
+/// It is `Codable` so that a ``TokenStore`` can keep it across launches.
+public protocol AuthenticationCredential: Codable, Sendable {
+    /// Whether the credential must be refreshed before it is used at `date`.
+    ///
+    /// The ``AuthenticationInterceptor`` asks with `now + leeway`, so a credential that
+    /// expires within the leeway is refreshed before a request goes out.
+    func requiresRefresh(at date: Date) -> Bool
+}
+
+extension AuthenticationCredential {
+    /// Whether the credential must be refreshed before it is used now (no leeway).
+    public var requiresRefresh: Bool { requiresRefresh(at: Date()) }
+}
+
+/// The strategy for one authentication scheme: how a credential is applied, refreshed, and
+/// recognised as rejected. The ``AuthenticationInterceptor`` runs the lifecycle around it.
+///
+/// ``BearerTokenAuthenticator`` is the OAuth 2.0 implementation. Conform your own type to plug in
+/// another scheme (an API key that rotates, a signed-request scheme):
+///
+/// ```swift
+/// final class SessionKeyAuthenticator: Authenticator {
+///     func apply(_ credential: SessionKey, to urlRequest: inout URLRequest) {
+///         urlRequest.setValue(credential.key, forHTTPHeaderField: "X-Session-Key")
+///     }
+///     func refresh(_ credential: SessionKey, for context: AuthenticationContext) async throws -> SessionKey {
+///         try await SessionKeyEndpoint(transport: context.transport).request(using: credential)
+///     }
+/// }
+/// ```
+public protocol Authenticator: AnyObject, Sendable {
+    /// The credential this scheme applies.
+    associatedtype Credential: AuthenticationCredential
+
+    /// Applies `credential` to `urlRequest`, e.g. as an `Authorization` header.
+    func apply(_ credential: Credential, to urlRequest: inout URLRequest)
+
+    /// Returns a fresh credential in place of `credential`.
+    ///
+    /// Called before a request when the credential ``AuthenticationCredential/requiresRefresh(at:)``,
+    /// and after a response that ``didRequest(_:with:failDueToAuthenticationError:)`` classifies as
+    /// an authentication failure. Concurrent needs share one call.
+    func refresh(_ credential: Credential, for context: AuthenticationContext) async throws -> Credential
+
+    /// Whether `response` to `urlRequest` failed because the credential was rejected.
+    /// The default is `true` for status 401.
+    func didRequest(
+        _ urlRequest: URLRequest,
+        with response: HTTPURLResponse,
+        failDueToAuthenticationError error: any Error
+    ) -> Bool
+
+    /// Whether `urlRequest` carries `credential`. When a rejected request carried an older
+    /// credential than the current one, it is retried with the current one, without a refresh.
+    /// The default is `true`.
+    func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: Credential) -> Bool
+
+    /// A first credential when there is none (e.g. running the client credentials grant).
+    /// The default is `nil`: without a credential, requests fail with
+    /// ``AuthenticationError/Code/missingCredential``.
+    func initialCredential(for context: AuthenticationContext) async throws -> Credential?
+
+    /// Whether `error`, thrown by ``refresh(_:for:)``, means the credential can never be
+    /// refreshed again (for OAuth, `invalid_grant`). The credential is then cleared from memory
+    /// and from the store. The default is `false`: the credential is kept.
+    func isCredentialInvalidated(by error: any Error) -> Bool
+}
+
+extension Authenticator {
+    /// `true` for status 401.
+    public func didRequest(
+        _ urlRequest: URLRequest,
+        with response: HTTPURLResponse,
+        failDueToAuthenticationError error: any Error
+    ) -> Bool {
+        response.statusCode == 401
+    }
+
+    /// `true`.
+    public func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: Credential) -> Bool {
+        true
+    }
+
+    /// `nil`.
+    public func initialCredential(for context: AuthenticationContext) async throws -> Credential? {
+        nil
+    }
+
+    /// `false`.
+    public func isCredentialInvalidated(by error: any Error) -> Bool {
+        false
+    }
+}
+
+/// What an ``Authenticator`` may use while it refreshes: the transport for the token endpoint
+/// and the clock that stamps credentials.
+public struct AuthenticationContext: Sendable {
+    /// The transport for requests to the authorization server.
+    public let transport: any HTTPTransport
+    /// The clock; expiry dates are computed from it.
+    public let clock: any WallClock
+    /// Whether secrets may be sent over plain `http` to hosts other than loopback.
+    public let allowsInsecureHTTP: Bool
+
+    /// Creates a context.
+    public init(
+        transport: any HTTPTransport,
+        clock: any WallClock = SystemWallClock(),
+        allowsInsecureHTTP: Bool = false
+    ) {
+        self.transport = transport
+        self.clock = clock
+        self.allowsInsecureHTTP = allowsInsecureHTTP
+    }
+}
+
+/// Sends requests with a credential applied. ``AuthenticatedResource`` names one.
+public protocol RequestAuthenticator: Sendable {
+    /// Applies a credential to `request`, sends it over `transport`, and handles refresh and
+    /// retry; returns the final reply.
+    func send(_ request: URLRequest, over transport: any HTTPTransport) async throws -> (Data, HTTPURLResponse)
+}

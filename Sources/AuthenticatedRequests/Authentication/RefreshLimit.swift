@@ -1,0 +1,31 @@
+import Foundation
+
+/// The excessive-refresh guard: at most ``maximumCount`` refreshes within ``window``.
+///
+/// A server that rejects every fresh credential would otherwise trigger a refresh per request
+/// forever. Past the limit, requests fail with ``AuthenticationError/Code/excessiveRefresh``.
+public struct RefreshLimit: Sendable, Hashable {
+    /// The most refreshes allowed within ``window``.
+    public var maximumCount: Int
+    /// The length of the sliding window, in seconds.
+    public var window: TimeInterval
+
+    /// Creates a limit; the default allows 5 refreshes in 30 seconds.
+    public init(maximumCount: Int = 5, window: TimeInterval = 30) {
+        self.maximumCount = maximumCount
+        self.window = window
+    }
+}
+
+/// The refreshes seen within the window.
+struct RefreshHistory {
+    private var dates: [Date] = []
+
+    /// Records a refresh at `now`, or returns `false` when `limit` would be exceeded.
+    mutating func record(at now: Date, within limit: RefreshLimit) -> Bool {
+        dates.removeAll { now.timeIntervalSince($0) >= limit.window }
+        guard dates.count < limit.maximumCount else { return false }
+        dates.append(now)
+        return true
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// An error response from an authorization server (RFC 6749 §5.2), or an error redirect
+/// (§4.1.2.1): the grant or request was refused.
+///
+/// This is an OAuth error, not a transport failure: retrying the same request will not help.
+public struct OAuthError: Error, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// `error`: the error code.
+    public var code: OAuthErrorCode
+    /// `error_description`: the server's explanation for developers, if any.
+    public var errorDescription: String?
+    /// `error_uri`: a page about the error, if any.
+    public var errorURI: URL?
+    /// The HTTP status of the response, when it came from an endpoint.
+    public var statusCode: Int?
+    /// The `WWW-Authenticate` header of the response, if any (e.g. for `invalid_client`).
+    public var wwwAuthenticate: String?
+
+    /// Creates an error.
+    public init(
+        code: OAuthErrorCode,
+        errorDescription: String? = nil,
+        errorURI: URL? = nil,
+        statusCode: Int? = nil,
+        wwwAuthenticate: String? = nil
+    ) {
+        self.code = code
+        self.errorDescription = errorDescription
+        self.errorURI = errorURI
+        self.statusCode = statusCode
+        self.wwwAuthenticate = wwwAuthenticate
+    }
+
+    /// `OAuthError(invalid_grant, status 400): description <uri>`, secrets redacted.
+    public var description: String {
+        var text = "OAuthError(\(code.rawValue)"
+        if let statusCode { text += ", status \(statusCode)" }
+        text += ")"
+        if let errorDescription { text += ": \(Redaction.redact(errorDescription))" }
+        if let errorURI { text += " <\(errorURI.redactedForDisplay)>" }
+        return text
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+}
+
+/// An OAuth error code. The codes of RFC 6749, RFC 8628 and RFC 6750 are constants; any other
+/// code a server sends is kept as is.
+public struct OAuthErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral {
+    /// The code as sent, e.g. `invalid_grant`.
+    public let rawValue: String
+
+    /// Creates a code from its wire value.
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// Creates a code from a literal.
+    public init(stringLiteral value: String) {
+        self.init(rawValue: value)
+    }
+
+    /// `invalid_request` (RFC 6749 §5.2).
+    public static let invalidRequest: OAuthErrorCode = "invalid_request"
+    /// `invalid_client` (RFC 6749 §5.2): client authentication failed.
+    public static let invalidClient: OAuthErrorCode = "invalid_client"
+    /// `invalid_grant` (RFC 6749 §5.2): the code or refresh token is invalid, expired or revoked.
+    public static let invalidGrant: OAuthErrorCode = "invalid_grant"
+    /// `unauthorized_client` (RFC 6749 §5.2).
+    public static let unauthorizedClient: OAuthErrorCode = "unauthorized_client"
+    /// `unsupported_grant_type` (RFC 6749 §5.2).
+    public static let unsupportedGrantType: OAuthErrorCode = "unsupported_grant_type"
+    /// `invalid_scope` (RFC 6749 §5.2).
+    public static let invalidScope: OAuthErrorCode = "invalid_scope"
+    /// `access_denied` (RFC 6749 §4.1.2.1, RFC 8628 §3.5): the user or server refused.
+    public static let accessDenied: OAuthErrorCode = "access_denied"
+    /// `unsupported_response_type` (RFC 6749 §4.1.2.1).
+    public static let unsupportedResponseType: OAuthErrorCode = "unsupported_response_type"
+    /// `server_error` (RFC 6749 §4.1.2.1).
+    public static let serverError: OAuthErrorCode = "server_error"
+    /// `temporarily_unavailable` (RFC 6749 §4.1.2.1).
+    public static let temporarilyUnavailable: OAuthErrorCode = "temporarily_unavailable"
+    /// `authorization_pending` (RFC 8628 §3.5): keep polling.
+    public static let authorizationPending: OAuthErrorCode = "authorization_pending"
+    /// `slow_down` (RFC 8628 §3.5): keep polling, 5 seconds slower.
+    public static let slowDown: OAuthErrorCode = "slow_down"
+    /// `expired_token` (RFC 8628 §3.5): the device code expired.
+    public static let expiredToken: OAuthErrorCode = "expired_token"
+    /// `invalid_token` (RFC 6750 §3.1).
+    public static let invalidToken: OAuthErrorCode = "invalid_token"
+    /// `insufficient_scope` (RFC 6750 §3.1).
+    public static let insufficientScope: OAuthErrorCode = "insufficient_scope"
+}

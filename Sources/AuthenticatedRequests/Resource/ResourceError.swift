@@ -1,0 +1,86 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Why ``Resource/request(using:)`` failed, with the context to act on it.
+///
+/// Switch on ``code``; the set of codes can grow. The request kept here has its credential
+/// headers removed, and the body snippet is bounded and redacted, so the error is safe to log.
+public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// ``Resource/urlRequest(using:)`` threw; see ``ResourceError/underlyingError``.
+        public static let invalidRequest = Code("invalid request")
+        /// No HTTP response arrived; see ``ResourceError/underlyingError``.
+        public static let transportFailed = Code("transport failed")
+        /// The status was not accepted by ``Resource/validate(_:body:)``.
+        public static let unacceptableStatus = Code("unacceptable status")
+        /// The body could not be turned into the output; see ``ResourceError/underlyingError``.
+        public static let decodingFailed = Code("decoding failed")
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The request as built, without credential headers; `nil` when it could not be built.
+    public let request: URLRequest?
+    /// The response, when one arrived.
+    public let response: HTTPURLResponse?
+    /// The start of the response body (at most 256 bytes), with secret values redacted.
+    public let bodySnippet: String?
+    /// The error behind this one: a transport, decoding or request-building error.
+    public let underlyingError: (any Error)?
+
+    /// The response's status code, when a response arrived.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// The response's headers, when a response arrived.
+    public var responseHeaders: [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in response?.allHeaderFields ?? [:] {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        return headers
+    }
+
+    /// Creates an error; the request's credential headers are dropped and the body is reduced
+    /// to a redacted snippet.
+    public init(
+        code: Code,
+        request: URLRequest? = nil,
+        response: HTTPURLResponse? = nil,
+        body: Data? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
+        self.code = code
+        self.request = request?.removingCredentialHeaders()
+        self.response = response
+        self.bodySnippet = body.map { Redaction.snippet(of: $0) }
+        self.underlyingError = underlyingError
+    }
+
+    /// The error for a response whose status was not accepted.
+    public static func unacceptableStatus(response: HTTPURLResponse, body: Data) -> ResourceError {
+        ResourceError(code: .unacceptableStatus, response: response, body: body)
+    }
+
+    /// A one-line summary: code, status, URL without query, snippet and underlying error.
+    public var description: String {
+        var parts = ["ResourceError(\(code)"]
+        if let statusCode { parts.append("status \(statusCode)") }
+        if let url = response?.url ?? request?.url { parts.append(url.redactedForDisplay) }
+        if let bodySnippet, !bodySnippet.isEmpty { parts.append("body: \(bodySnippet)") }
+        if let underlyingError {
+            parts.append("underlying: \(Redaction.redact(String(describing: underlyingError)))")
+        }
+        return parts.joined(separator: ", ") + ")"
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A ``TokenStore`` for command-line tools and servers: one JSON file per key in a folder that
+/// only the owner can open.
+///
+/// - The folder is created with mode `0700`.
+/// - Each file is created with mode `0600` from its first byte (`open` with `O_CREAT|O_EXCL`),
+///   written completely, flushed, then renamed over the old file, so a reader never sees a
+///   half-written entry and the mode stays `0600`.
+/// - A file that is not JSON is reported as ``TokenStoreError/Code/corrupt`` and left in place,
+///   never replaced silently.
+public struct FileTokenStore: TokenStore {
+    /// The folder holding the files.
+    public let directory: URL
+
+    /// Creates a store in `directory`; the folder is created on first save.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// The file for `key`: its characters outside `[A-Za-z0-9._-]` are hex-escaped, so any key
+    /// (a URL, an email) gives one safe, distinct file name.
+    public func fileURL(forKey key: String) -> URL {
+        var name = ""
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                name.append(Character(Unicode.Scalar(byte)))
+            default:
+                name += "_" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        if name.hasPrefix(".") { name = "_2E" + name.dropFirst() }
+        return directory.appendingPathComponent(name + ".json", isDirectory: false)
+    }
+
+    /// Reads the entry for `key`; `nil` when the file does not exist.
+    public func load(forKey key: String) async throws -> Data? {
+        let url = fileURL(forKey: key)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: error)
+        }
+        do {
+            _ = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw TokenStoreError(code: .corrupt, key: key, path: url.path, underlyingError: error)
+        }
+        return data
+    }
+
+    /// Writes the entry for `key` atomically, with mode `0600`.
+    public func save(_ data: Data, forKey key: String) async throws {
+        let url = fileURL(forKey: key)
+        do {
+            try createDirectory()
+            let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp").path
+            try writeNewFile(atPath: temporary, data: data)
+            guard rename(temporary, url.path) == 0 else {
+                let error = POSIXError.current
+                unlink(temporary)
+                throw error
+            }
+        } catch {
+            throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: error)
+        }
+    }
+
+    /// Deletes the entry for `key`.
+    public func removeValue(forKey key: String) async throws {
+        let url = fileURL(forKey: key)
+        guard unlink(url.path) == 0 || errno == ENOENT else {
+            throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: POSIXError.current)
+        }
+    }
+
+    private func createDirectory() throws {
+        let path = directory.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw POSIXError(.ENOTDIR) }
+            return
+        }
+        try FileManager.default.createDirectory(
+            at: directory.deletingLastPathComponent(),
+            withIntermediateDirectories: true
+        )
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw POSIXError.current }
+        // mkdir's mode is narrowed by the umask, never widened; make it exactly 0700.
+        guard chmod(path, 0o700) == 0 else { throw POSIXError.current }
+    }
+
+    private func writeNewFile(atPath path: String, data: Data) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw POSIXError.current }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else { throw POSIXError.current }
+        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            while offset < buffer.count {
+                guard let base = buffer.baseAddress else { break }
+                let written = write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw POSIXError.current
+                }
+                offset += written
+            }
+        }
+        guard fsync(descriptor) == 0 else { throw POSIXError.current }
+    }
+}
+
+extension POSIXError {
+    /// The error for the current `errno`.
+    fileprivate static var current: POSIXError {
+        POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A transport that answers from a closure, without touching the network: the test double for
+/// everything in this package.
+///
+/// Write one by handling the requests your test expects and failing the rest:
+///
+/// ```swift
+/// let transport = InMemoryTransport { request in
+///     switch request.url?.path {
+///     case "/me":
+///         return try InMemoryTransport.reply(to: request, json: #"{"name":"Ada"}"#)
+///     default:
+///         return try InMemoryTransport.reply(to: request, status: 404)
+///     }
+/// }
+/// let me = try await Me(transport: transport).request()
+/// ```
+///
+/// The closure may be `async` (to suspend like a slow server) and may throw (to act like a
+/// failing network, e.g. `throw URLError(.notConnectedToInternet)`).
+public struct InMemoryTransport: HTTPTransport {
+    /// Produces the reply to one request.
+    public typealias Handler = @Sendable (URLRequest) async throws -> (Data, HTTPURLResponse)
+
+    private let handler: Handler
+
+    /// Creates a transport that answers every request with `handler`.
+    public init(_ handler: @escaping Handler) {
+        self.handler = handler
+    }
+
+    /// Answers `request` with the handler's reply.
+    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        try Task.checkCancellation()
+        return try await handler(request)
+    }
+
+    /// Builds a reply to `request` with a status, headers and a body.
+    public static func reply(
+        to request: URLRequest,
+        status: Int = 200,
+        headers: [String: String] = [:],
+        body: Data = Data()
+    ) throws -> (Data, HTTPURLResponse) {
+        guard let url = request.url,
+            let response = HTTPURLResponse(
+                url: url,
+                statusCode: status,
+                httpVersion: "HTTP/1.1",
+                headerFields: headers
+            )
+        else {
+            throw URLError(.badURL)
+        }
+        return (body, response)
+    }
+
+    /// Builds a JSON reply to `request`, with `Content-Type: application/json`.
+    public static func reply(
+        to request: URLRequest,
+        status: Int = 200,
+        headers: [String: String] = [:],
+        json: String
+    ) throws -> (Data, HTTPURLResponse) {
+        var headers = headers
+        headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
+        return try reply(to: request, status: status, headers: headers, body: Data(json.utf8))
+    }
+}

@@ -1,0 +1,67 @@
+import AuthenticatedRequests
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// No secret appears in `String(describing:)`, `String(reflecting:)`, `dump` or error messages.
+@Suite struct RedactionTests {
+    static let secrets = ["AT-secret-access", "RT-secret-refresh", "ID-secret-jwt"]
+
+    func assertNoSecret(_ value: Any, sourceLocation: SourceLocation = #_sourceLocation) {
+        var dumped = ""
+        dump(value, to: &dumped)
+        for text in [String(describing: value), String(reflecting: value), dumped] {
+            for secret in Self.secrets {
+                #expect(!text.contains(secret), "\(secret) leaked in: \(text)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    var token: OAuthToken {
+        OAuthToken(
+            accessToken: "AT-secret-access",
+            tokenType: "bearer",
+            expiresAt: Date(timeIntervalSince1970: 0),
+            refreshToken: "RT-secret-refresh",
+            scope: "read",
+            idToken: "ID-secret-jwt",
+            additionalFields: ["foo": .string("bar")]
+        )
+    }
+
+    @Test func tokensAreRedacted() {
+        assertNoSecret(token)
+        assertNoSecret([token])
+        #expect(String(describing: token).contains("read"), "non-secret fields stay visible")
+    }
+
+    @Test func errorsAreRedacted() throws {
+        let url = URL(string: "https://api.example.com/x?access_token=AT-secret-access")!
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 400, httpVersion: nil, headerFields: [:]))
+        var request = URLRequest(url: url)
+        request.setValue("Bearer AT-secret-access", forHTTPHeaderField: "Authorization")
+        let body = Data(#"{"refresh_token":"RT-secret-refresh","id_token":"ID-secret-jwt"}"#.utf8)
+        let resourceError = ResourceError(code: .unacceptableStatus, request: request, response: response, body: body)
+        assertNoSecret(resourceError)
+        #expect(resourceError.request?.value(forHTTPHeaderField: "Authorization") == nil)
+
+        let oauthError = OAuthError(code: .invalidGrant, errorDescription: "refresh_token=RT-secret-refresh is revoked")
+        assertNoSecret(oauthError)
+        assertNoSecret(AuthenticationError(code: .refreshFailed, message: "x", underlyingError: oauthError))
+        assertNoSecret(TokenStoreError(code: .corrupt, key: "k", underlyingError: resourceError))
+    }
+
+    @Test func formAndHeaderSecretsAreRedactedInText() {
+        let text =
+            "grant_type=refresh_token&refresh_token=RT-secret-refresh&client_id=app Authorization: Bearer AT-secret-access"
+        let redacted = String(
+            describing: AuthenticationError(
+                code: .refreshFailed, message: "m",
+                underlyingError: URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: text])))
+        for secret in Self.secrets { #expect(!redacted.contains(secret)) }
+    }
+}
