@@ -50,6 +50,10 @@ let package = Package(
             name: "AuthenticatedRequestsTests",
             dependencies: ["AuthenticatedRequests", "TestSupport"]
         ),
+        .testTarget(
+            name: "OAuthFlowsTests",
+            dependencies: ["OAuthFlows", "TestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

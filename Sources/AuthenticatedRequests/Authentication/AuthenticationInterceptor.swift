@@ -77,7 +77,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     private var refreshHistory = RefreshHistory()
     private var observers: [UUID: AsyncStream<AuthenticationEvent>.Continuation] = [:]
 
-    private var context: AuthenticationContext {
+    /// The transport, clock and policy that refreshes use; also for calls such as revocation.
+    public nonisolated var context: AuthenticationContext {
         AuthenticationContext(
             transport: configuration.tokenTransport,
             clock: configuration.clock,

@@ -1,0 +1,205 @@
+import AuthenticatedRequests
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An authorization server's metadata (RFC 8414 §2; OpenID Connect Discovery 1.0 §3).
+///
+/// Fetch it with ``discover(issuer:document:context:)``, then build flows from it, e.g.
+/// `try metadata.clientCredentialsFlow(client: client)`.
+public struct AuthorizationServerMetadata: Sendable {
+    /// Which well-known document to read.
+    public struct Document: Hashable, Sendable {
+        let suffix: String
+        let insertsBeforePath: Bool
+        /// `/.well-known/oauth-authorization-server` (RFC 8414 §3), inserted before the issuer's path.
+        public static let oauthAuthorizationServer = Document(
+            suffix: ".well-known/oauth-authorization-server",
+            insertsBeforePath: true
+        )
+        /// `/.well-known/openid-configuration` (OpenID Discovery §4), appended to the issuer.
+        public static let openIDConfiguration = Document(
+            suffix: ".well-known/openid-configuration", insertsBeforePath: false)
+    }
+
+    /// `issuer`.
+    public let issuer: String
+    /// `authorization_endpoint`.
+    public let authorizationEndpoint: URL?
+    /// `token_endpoint`.
+    public let tokenEndpoint: URL?
+    /// `device_authorization_endpoint` (RFC 8628 §4).
+    public let deviceAuthorizationEndpoint: URL?
+    /// `revocation_endpoint` (RFC 7009).
+    public let revocationEndpoint: URL?
+    /// `introspection_endpoint` (RFC 7662).
+    public let introspectionEndpoint: URL?
+    /// `jwks_uri`.
+    public let jwksURI: URL?
+    /// `scopes_supported`.
+    public let scopesSupported: [String]
+    /// `response_types_supported`.
+    public let responseTypesSupported: [String]
+    /// `grant_types_supported`; RFC 8414 says to assume `authorization_code` and `implicit` if absent.
+    public let grantTypesSupported: [String]
+    /// `token_endpoint_auth_methods_supported`; `client_secret_basic` if absent.
+    public let tokenEndpointAuthMethodsSupported: [String]
+    /// `code_challenge_methods_supported` (RFC 7636).
+    public let codeChallengeMethodsSupported: [String]
+    /// `authorization_response_iss_parameter_supported` (RFC 9207).
+    public let authorizationResponseIssParameterSupported: Bool
+    /// Every field, as sent.
+    public let fields: [String: JSONValue]
+
+    /// Reads metadata from a JSON object.
+    public init(fields: [String: JSONValue]) throws {
+        guard let issuer = fields["issuer"]?.stringValue else {
+            throw TokenEndpointError(.missingField, "The metadata has no issuer.")
+        }
+        func url(_ name: String) -> URL? { fields[name]?.stringValue.flatMap(URL.init(string:)) }
+        func strings(_ name: String) -> [String]? {
+            guard case .array(let values)? = fields[name] else { return nil }
+            return values.compactMap(\.stringValue)
+        }
+        self.issuer = issuer
+        self.authorizationEndpoint = url("authorization_endpoint")
+        self.tokenEndpoint = url("token_endpoint")
+        self.deviceAuthorizationEndpoint = url("device_authorization_endpoint")
+        self.revocationEndpoint = url("revocation_endpoint")
+        self.introspectionEndpoint = url("introspection_endpoint")
+        self.jwksURI = url("jwks_uri")
+        self.scopesSupported = strings("scopes_supported") ?? []
+        self.responseTypesSupported = strings("response_types_supported") ?? []
+        self.grantTypesSupported = strings("grant_types_supported") ?? ["authorization_code", "implicit"]
+        self.tokenEndpointAuthMethodsSupported =
+            strings("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
+        self.codeChallengeMethodsSupported = strings("code_challenge_methods_supported") ?? []
+        if case .bool(let supported)? = fields["authorization_response_iss_parameter_supported"] {
+            self.authorizationResponseIssParameterSupported = supported
+        } else {
+            self.authorizationResponseIssParameterSupported = false
+        }
+        self.fields = fields
+    }
+
+    /// The metadata URL of `issuer` for `document`.
+    public static func metadataURL(issuer: URL, document: Document = .oauthAuthorizationServer) -> URL? {
+        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return nil }
+        var path = components.path
+        while path.hasSuffix("/") { path.removeLast() }
+        components.path = document.insertsBeforePath ? "/\(document.suffix)\(path)" : "\(path)/\(document.suffix)"
+        components.query = nil
+        components.fragment = nil
+        return components.url
+    }
+
+    /// Fetches the metadata of `issuer` and checks that it names the same issuer (RFC 8414 §3.3).
+    public static func discover(
+        issuer: URL,
+        document: Document = .oauthAuthorizationServer,
+        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+    ) async throws -> AuthorizationServerMetadata {
+        guard let url = metadataURL(issuer: issuer, document: document) else {
+            throw DiscoveryError(code: .invalidIssuer, expectedIssuer: issuer.absoluteString, issuer: nil)
+        }
+        return try await fetch(from: url, expectedIssuer: issuer.absoluteString, context: context)
+    }
+
+    /// Fetches metadata from `url` and checks that its `issuer` is exactly `expectedIssuer`.
+    public static func fetch(
+        from url: URL,
+        expectedIssuer: String,
+        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+    ) async throws -> AuthorizationServerMetadata {
+        guard context.allowsInsecureHTTP || url.isSafeForSecrets else {
+            throw TokenEndpointError(.insecureEndpoint, "Metadata must come over https (or from loopback).")
+        }
+        var request = URLRequest(url: url)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (body, response) = try await context.transport.send(request)
+        let metadata = try AuthorizationServerMetadata(fields: FormPost.jsonObject(from: body, response: response))
+        guard metadata.issuer == expectedIssuer else {
+            throw DiscoveryError(code: .issuerMismatch, expectedIssuer: expectedIssuer, issuer: metadata.issuer)
+        }
+        return metadata
+    }
+
+    private func required(_ url: URL?, _ name: String) throws -> URL {
+        guard let url else { throw TokenEndpointError(.missingEndpoint, "The metadata has no \(name).") }
+        return url
+    }
+
+    /// The token endpoint for `client`.
+    public func tokenEndpoint(client: ClientAuthentication) throws -> TokenEndpoint {
+        TokenEndpoint(url: try required(tokenEndpoint, "token_endpoint"), client: client)
+    }
+
+    /// The revocation endpoint for `client`.
+    public func revocationEndpoint(client: ClientAuthentication) throws -> RevocationEndpoint {
+        RevocationEndpoint(url: try required(revocationEndpoint, "revocation_endpoint"), client: client)
+    }
+
+    /// A client credentials flow at this server.
+    public func clientCredentialsFlow(
+        client: ClientAuthentication,
+        scope: String? = nil,
+        additionalParameters: [String: String] = [:]
+    ) throws -> ClientCredentialsFlow {
+        ClientCredentialsFlow(
+            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
+            client: client,
+            scope: scope,
+            additionalParameters: additionalParameters
+        )
+    }
+
+    /// A refresh token flow at this server.
+    public func refreshTokenFlow(client: ClientAuthentication, refreshToken: String) throws -> RefreshTokenFlow {
+        RefreshTokenFlow(
+            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"), client: client, refreshToken: refreshToken)
+    }
+
+    /// A device authorization flow at this server.
+    public func deviceAuthorizationFlow(
+        client: ClientAuthentication,
+        scope: String? = nil,
+        onUserCode: @escaping @Sendable (DeviceAuthorization) async -> Void
+    ) throws -> DeviceAuthorizationFlow {
+        DeviceAuthorizationFlow(
+            deviceAuthorizationEndpoint: try required(deviceAuthorizationEndpoint, "device_authorization_endpoint"),
+            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
+            client: client,
+            scope: scope,
+            onUserCode: onUserCode
+        )
+    }
+}
+
+/// Metadata that cannot be trusted for the issuer asked for.
+public struct DiscoveryError: Error, CustomStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The metadata's `issuer` differs from the one asked for (RFC 8414 §3.3): a possible mix-up.
+        public static let issuerMismatch = Code("issuer mismatch")
+        /// The issuer identifier is not a usable URL.
+        public static let invalidIssuer = Code("invalid issuer")
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// The issuer asked for.
+    public let expectedIssuer: String
+    /// The issuer the metadata named.
+    public let issuer: String?
+
+    /// What was expected and what came.
+    public var description: String {
+        "DiscoveryError(\(code)): expected issuer \(expectedIssuer), got \(issuer ?? "none")"
+    }
+}

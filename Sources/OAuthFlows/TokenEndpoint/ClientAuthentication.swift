@@ -1,0 +1,90 @@
+import AuthenticatedRequests
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How a client proves its identity at the authorization server (RFC 6749 §2.3), as a value.
+///
+/// Exactly one method is used per request: a confidential client sends its secret either in the
+/// `Authorization` header or in the body, never both; a public client sends only `client_id`.
+public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    private enum Method: Sendable {
+        case basic(secret: String)
+        case post(secret: String)
+        case none
+    }
+
+    /// `client_id`.
+    public let clientID: String
+    private let method: Method
+
+    private init(clientID: String, method: Method) {
+        self.clientID = clientID
+        self.method = method
+    }
+
+    /// `client_secret_basic` (RFC 6749 §2.3.1): HTTP Basic with the id and secret each
+    /// form-urlencoded first.
+    public static func clientSecretBasic(id: String, secret: String) -> ClientAuthentication {
+        ClientAuthentication(clientID: id, method: .basic(secret: secret))
+    }
+
+    /// `client_secret_post` (RFC 6749 §2.3.1): `client_id` and `client_secret` in the body.
+    public static func clientSecretPost(id: String, secret: String) -> ClientAuthentication {
+        ClientAuthentication(clientID: id, method: .post(secret: secret))
+    }
+
+    /// `none`: a public client (RFC 6749 §2.1), identified by `client_id` in the body.
+    public static func none(id: String) -> ClientAuthentication {
+        ClientAuthentication(clientID: id, method: .none)
+    }
+
+    /// The method's registered name (RFC 8414 `token_endpoint_auth_methods_supported`).
+    public var methodName: String {
+        switch method {
+        case .basic: "client_secret_basic"
+        case .post: "client_secret_post"
+        case .none: "none"
+        }
+    }
+
+    /// Whether the client has a secret.
+    public var isConfidential: Bool {
+        if case .none = method { return false }
+        return true
+    }
+
+    /// Adds the client's credentials to a form request: a header, or body parameters.
+    func authenticate(_ request: inout URLRequest, parameters: inout [(String, String)]) {
+        switch method {
+        case .basic(let secret):
+            // RFC 6749 §2.3.1: form-urlencode id and secret, then Base64. Spaces become %20, not
+            // `+`: both decode to a space, and servers that percent-decode without form rules
+            // (Authlib among them) read %20 correctly.
+            let pair =
+                FormEncoding.encode(clientID, spaceAsPlus: false) + ":"
+                + FormEncoding.encode(secret, spaceAsPlus: false)
+            request.setValue("Basic \(Data(pair.utf8).base64EncodedString())", forHTTPHeaderField: "Authorization")
+        case .post(let secret):
+            parameters.append(("client_id", clientID))
+            parameters.append(("client_secret", secret))
+        case .none:
+            parameters.append(("client_id", clientID))
+        }
+    }
+
+    /// `ClientAuthentication(client_secret_basic, clientID: …)`: the secret is never shown.
+    public var description: String {
+        "ClientAuthentication(\(methodName), clientID: \(clientID)\(isConfidential ? ", secret: <redacted>" : ""))"
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror without the secret.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

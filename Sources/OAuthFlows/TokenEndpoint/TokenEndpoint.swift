@@ -1,0 +1,113 @@
+import AuthenticatedRequests
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An authorization server's token endpoint (RFC 6749 §3.2) and the client that uses it.
+///
+/// Every grant goes through ``requestToken(grantType:parameters:requestedScope:context:)``:
+/// a form `POST`, one client authentication method, and a parsed ``OAuthToken`` or a typed error
+/// (``OAuthError`` for RFC 6749 §5.2 bodies, ``TokenEndpointError`` for anything else).
+public struct TokenEndpoint: Sendable {
+    /// The endpoint's URL.
+    public let url: URL
+    /// How the client authenticates.
+    public let client: ClientAuthentication
+
+    /// Creates a token endpoint client.
+    public init(url: URL, client: ClientAuthentication) {
+        self.url = url
+        self.client = client
+    }
+
+    /// The store key for tokens of this client at this endpoint.
+    public var storeKey: String {
+        "\(client.clientID)@\(url.absoluteString)"
+    }
+
+    /// Requests a token with any grant (RFC 6749 §4, §6, and extensions).
+    ///
+    /// - Parameters:
+    ///   - grantType: `grant_type`.
+    ///   - parameters: the grant's parameters, sent in this order after `grant_type`.
+    ///   - requestedScope: the scope asked for; the token's scope when the response omits `scope`.
+    ///   - context: transport and clock; expiry is computed from when the request was sent.
+    public func requestToken(
+        grantType: String,
+        parameters: [(String, String)] = [],
+        requestedScope: String? = nil,
+        context: AuthenticationContext
+    ) async throws -> OAuthToken {
+        let sentAt = context.clock.now
+        let (body, response) = try await FormPost.send(
+            [("grant_type", grantType)] + parameters,
+            to: url,
+            client: client,
+            context: context
+        )
+        return try Self.token(from: body, response: response, requestedScope: requestedScope, sentAt: sentAt)
+    }
+
+    /// Runs the refresh token grant (RFC 6749 §6) for `previous`, keeping its refresh token when
+    /// the response has none and its scope when the response omits `scope`.
+    public func refresh(
+        _ previous: OAuthToken,
+        scope: String? = nil,
+        additionalParameters: [String: String] = [:],
+        context: AuthenticationContext
+    ) async throws -> OAuthToken {
+        guard let refreshToken = previous.refreshToken else {
+            throw AuthenticationError(
+                code: .missingCredential,
+                message: "The token has no refresh token; the user must sign in again."
+            )
+        }
+        var parameters = [("refresh_token", refreshToken)]
+        if let scope { parameters.append(("scope", scope)) }
+        parameters += additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        var token = try await requestToken(
+            grantType: "refresh_token",
+            parameters: parameters,
+            requestedScope: scope ?? previous.scope,
+            context: context
+        )
+        if token.refreshToken == nil { token.refreshToken = refreshToken }
+        return token
+    }
+
+    /// Parses a token response (RFC 6749 §5.1) or throws its error (§5.2).
+    static func token(
+        from body: Data,
+        response: HTTPURLResponse,
+        requestedScope: String?,
+        sentAt: Date
+    ) throws -> OAuthToken {
+        var fields = try FormPost.jsonObject(from: body, response: response)
+        guard let accessToken = fields.removeValue(forKey: "access_token")?.stringValue, !accessToken.isEmpty
+        else {
+            throw TokenEndpointError(
+                .missingField,
+                "The token response has no access_token.",
+                statusCode: response.statusCode,
+                contentType: response.value(forHTTPHeaderField: "Content-Type"),
+                body: body
+            )
+        }
+        let tokenType = fields.removeValue(forKey: "token_type")?.stringValue ?? "Bearer"
+        let expiresIn = fields.removeValue(forKey: "expires_in")?.doubleValue
+        let refreshToken = fields.removeValue(forKey: "refresh_token")?.stringValue
+        let scope = fields.removeValue(forKey: "scope")?.stringValue ?? requestedScope
+        let idToken = fields.removeValue(forKey: "id_token")?.stringValue
+        return OAuthToken(
+            accessToken: accessToken,
+            tokenType: tokenType,
+            expiresAt: expiresIn.map { sentAt.addingTimeInterval($0) },
+            refreshToken: refreshToken,
+            scope: scope,
+            idToken: idToken,
+            additionalFields: fields
+        )
+    }
+}
