@@ -54,6 +54,10 @@ let package = Package(
             name: "OAuthFlowsTests",
             dependencies: ["OAuthFlows", "TestSupport"]
         ),
+        .testTarget(
+            name: "CodeFlowOAuthTests",
+            dependencies: ["CodeFlowOAuth", "TestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,82 @@
+import AuthenticatedRequests
+import Foundation
+
+/// A validated authorization response (RFC 6749 §4.1.2): the code, safe to exchange.
+public struct AuthorizationResponse: Sendable, CustomStringConvertible {
+    /// `code`.
+    public let code: String
+    /// `iss` (RFC 9207), when the server sent it.
+    public let issuer: String?
+    /// Every other query parameter of the redirect.
+    public let additionalParameters: [String: String]
+
+    /// Parses and validates the redirect URL for `request`.
+    ///
+    /// Only the query is read; a fragment is ignored. In order: `state` must be present and equal
+    /// to the request's (compared in constant time); an `error` becomes an ``OAuthError``; `iss`
+    /// must equal `issuer` when present, and be present when `requiresIssuer`; `code` must be present.
+    public init(redirect: URL, request: AuthorizationRequest, issuer: String?, requiresIssuer: Bool) throws {
+        var parameters = Self.formDecodedQuery(of: redirect)
+
+        guard let state = parameters.removeValue(forKey: "state") else {
+            throw CodeFlowError(.missingState, "The redirect has no state; the code was not used.")
+        }
+        guard Self.constantTimeEqual(state, request.state) else {
+            throw CodeFlowError(
+                .stateMismatch, "The redirect's state does not match the request's; the code was not used.")
+        }
+        let returnedIssuer = parameters.removeValue(forKey: "iss")
+        if let returnedIssuer, let issuer, returnedIssuer != issuer {
+            throw CodeFlowError(
+                .issuerMismatch, "The redirect comes from issuer \(returnedIssuer), expected \(issuer).")
+        }
+        if requiresIssuer, returnedIssuer == nil {
+            throw CodeFlowError(.issuerMismatch, "The server promised an iss parameter (RFC 9207) and sent none.")
+        }
+        if let error = parameters.removeValue(forKey: "error") {
+            throw OAuthError(
+                code: OAuthErrorCode(rawValue: error),
+                errorDescription: parameters["error_description"],
+                errorURI: parameters["error_uri"].flatMap(URL.init(string:))
+            )
+        }
+        guard let code = parameters.removeValue(forKey: "code"), !code.isEmpty else {
+            throw CodeFlowError(.missingCode, "The redirect has neither a code nor an error.")
+        }
+        self.code = code
+        self.issuer = returnedIssuer
+        self.additionalParameters = parameters
+    }
+
+    /// The query's parameters, decoded as `application/x-www-form-urlencoded` (RFC 6749 §4.1.2:
+    /// `+` is a space); the first of repeated names wins.
+    static func formDecodedQuery(of url: URL) -> [String: String] {
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        var parameters: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
+            if parameters[parts[0]] == nil { parameters[parts[0]] = parts.count > 1 ? parts[1] : "" }
+        }
+        return parameters
+    }
+
+    /// Compares without an early exit, so timing does not reveal how much of a guess was right.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        var difference = x.count ^ y.count
+        for index in 0..<max(x.count, y.count) {
+            let left = index < x.count ? x[index] : 0
+            let right = index < y.count ? y[index] : 0
+            difference |= Int(left ^ right)
+        }
+        return difference == 0
+    }
+
+    /// The response without the code.
+    public var description: String {
+        "AuthorizationResponse(code: \(Redaction.placeholder), issuer: \(issuer ?? "none"))"
+    }
+}

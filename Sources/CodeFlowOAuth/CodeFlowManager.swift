@@ -1,0 +1,115 @@
+import AuthenticatedRequests
+import Foundation
+import OAuthFlows
+
+/// What a successful sign-in produced: the token, and the flow that refreshes it.
+public struct CodeFlowResult: Sendable {
+    /// The token from the code exchange.
+    public let token: OAuthToken
+    /// The flow whose refreshes use the refresh token grant; hand it to an ``OAuthAuthenticator``.
+    public let flow: AuthorizationCodeFlow
+}
+
+/// Runs the browser-based authorization code flow (RFC 6749 §4.1 with PKCE, RFC 8252 for native
+/// apps, RFC 9700): builds the authorization URL, hands it to the user agent, validates the
+/// redirect (state, error, issuer), exchanges the code once, and configures your authenticator.
+///
+/// ```swift
+/// let manager = CodeFlowManager(configuration: AuthenticationConfiguration(
+///     authorizationEndpoint: URL(string: "https://auth.example.com/authorize")!,
+///     tokenEndpoint: URL(string: "https://auth.example.com/token")!,
+///     client: .none(id: "my-cli"),
+///     redirectURI: URL(string: "http://127.0.0.1/callback")!,
+///     scope: "profile"))
+/// try await manager.signIn(configuring: authenticator)
+/// ```
+///
+/// One flow is in flight per manager: starting a second one **cancels** the first (its caller
+/// gets `CancellationError`, its loopback socket is closed), then the second starts. A user who
+/// clicks "Sign in" again after losing the browser tab gets a fresh attempt instead of a wait.
+public actor CodeFlowManager {
+    /// The server and client.
+    public let configuration: AuthenticationConfiguration
+    /// Presents the authorization page and receives the redirect.
+    public let userAgent: any AuthorizationUserAgent
+    /// Transport and clock for the code exchange.
+    public let context: AuthenticationContext
+
+    private var current: Task<CodeFlowResult, any Error>?
+
+    /// Creates a manager.
+    public init(
+        configuration: AuthenticationConfiguration,
+        userAgent: any AuthorizationUserAgent = LoopbackUserAgent(),
+        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+    ) {
+        self.configuration = configuration
+        self.userAgent = userAgent
+        self.context = context
+    }
+
+    /// Runs the flow and configures `authenticator` with the token and its refresh flow (which
+    /// also stores the token in the authenticator's store).
+    @discardableResult
+    public func signIn(configuring authenticator: OAuthAuthenticator) async throws -> OAuthToken {
+        let result = try await authorize()
+        await authenticator.configure(with: result.flow, token: result.token)
+        return result.token
+    }
+
+    /// Runs the flow and returns the token and its refresh flow.
+    ///
+    /// - Throws: ``AuthenticatedRequests/OAuthError`` for an error redirect (`access_denied` when
+    ///   the user said no) or a failed exchange; ``CodeFlowError`` for a missing or wrong `state`,
+    ///   an `iss` mismatch, a timeout; `CancellationError` when cancelled or replaced.
+    public func authorize() async throws -> CodeFlowResult {
+        let previous = current
+        previous?.cancel()
+        let (configuration, userAgent, context) = (self.configuration, self.userAgent, self.context)
+        let task = Task {
+            _ = await previous?.result  // let the previous attempt release its socket first
+            return try await Self.run(configuration: configuration, userAgent: userAgent, context: context)
+        }
+        current = task
+        defer { if current == task { current = nil } }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    private static func run(
+        configuration: AuthenticationConfiguration,
+        userAgent: any AuthorizationUserAgent,
+        context: AuthenticationContext
+    ) async throws -> CodeFlowResult {
+        try Task.checkCancellation()
+        let session = try await userAgent.begin(redirectURI: configuration.redirectURI)
+        let request: AuthorizationRequest
+        let redirect: URL
+        do {
+            request = try AuthorizationRequest(configuration: configuration, redirectURI: session.redirectURI)
+            redirect = try await session.present(request.url)
+        } catch {
+            await session.close()
+            throw error
+        }
+        await session.close()
+        let response = try AuthorizationResponse(
+            redirect: redirect,
+            request: request,
+            issuer: configuration.issuer,
+            requiresIssuer: configuration.requiresIssuerParameter
+        )
+        let flow = AuthorizationCodeFlow(
+            tokenEndpoint: configuration.tokenEndpoint,
+            client: configuration.client,
+            code: response.code,
+            redirectURI: session.redirectURI.absoluteString,
+            codeVerifier: request.pkce?.verifier
+        )
+        let token = try await flow.obtainToken(for: context)
+        return CodeFlowResult(token: token, flow: flow)
+    }
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// Shows the authorization page to the user and brings the redirect back: a system browser with
+/// a loopback receiver (``LoopbackUserAgent``), an app's custom scheme (``CustomSchemeUserAgent``),
+/// or your own (e.g. `ASWebAuthenticationSession`).
+public protocol AuthorizationUserAgent: Sendable {
+    /// Gets ready to receive a redirect for `redirectURI` and returns the session that will.
+    /// A loopback agent binds its port here, so the session's redirect URI carries it.
+    func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession
+}
+
+/// One authorization attempt of a user agent.
+public protocol AuthorizationUserAgentSession: Sendable {
+    /// The redirect URI the authorization request must carry.
+    var redirectURI: URL { get }
+    /// Presents `authorizationURL` and returns the URL the server redirected to.
+    /// - Throws: `CancellationError` when the task is cancelled, ``CodeFlowError`` on timeout.
+    func present(_ authorizationURL: URL) async throws -> URL
+    /// Releases what the session holds (a socket); called after success, failure and cancellation.
+    func close() async
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Opens a URL in a browser.
+public protocol BrowserOpener: Sendable {
+    /// Opens `url`. Throws when no browser could be opened.
+    func open(_ url: URL) async throws
+}
+
+/// The system browser: `open` on macOS; `$BROWSER` (the first entry of a `:`-separated list),
+/// else `xdg-open`, on Linux.
+///
+/// The command must return once the browser has the URL (as `open` and `xdg-open` do).
+public struct SystemBrowserOpener: BrowserOpener {
+    private let environment: [String: String]
+
+    /// Creates an opener that reads `BROWSER` from `environment` (the process's by default).
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    /// The command and arguments that open `url`.
+    func command(for url: URL) -> [String] {
+        #if os(macOS)
+            return ["open", url.absoluteString]
+        #else
+            if let browser = environment["BROWSER"]?.split(separator: ":").first.map(String.init), !browser.isEmpty {
+                return browser.contains("%s")
+                    ? browser.replacingOccurrences(of: "%s", with: url.absoluteString).split(separator: " ").map(
+                        String.init)
+                    : [browser, url.absoluteString]
+            }
+            return ["xdg-open", url.absoluteString]
+        #endif
+    }
+
+    /// Runs the command and waits for it; a missing command or a non-zero exit is
+    /// ``CodeFlowError/Code/browserUnavailable``.
+    public func open(_ url: URL) async throws {
+        let arguments = command(for: url)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        guard status == 0 else {
+            throw CodeFlowError(
+                .browserUnavailable,
+                "Could not open a browser (\(arguments.first ?? "?") exited with \(status)). "
+                    + "Open this URL yourself to continue: \(url.absoluteString)"
+            )
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+
+/// The user agent for native and command-line apps (RFC 8252 §7.3): opens the system browser and
+/// receives the redirect on `http://127.0.0.1:<ephemeral port><path>`.
+///
+/// Register `http://127.0.0.1/callback` (any port) as the client's redirect URI. If no browser can
+/// be opened, ``onBrowserUnavailable`` is told (with the URL to show the user) and the flow keeps
+/// waiting until the timeout.
+public struct LoopbackUserAgent: AuthorizationUserAgent {
+    /// Opens the authorization URL.
+    public let opener: any BrowserOpener
+    /// How long to wait for the redirect, in seconds.
+    public let timeout: TimeInterval
+    /// Called when the browser could not be opened; by default writes the error, which includes
+    /// the URL to open by hand, to standard error.
+    public let onBrowserUnavailable: @Sendable (URL, any Error) -> Void
+
+    /// Creates the agent.
+    public init(
+        opener: any BrowserOpener = SystemBrowserOpener(),
+        timeout: TimeInterval = 300,
+        onBrowserUnavailable: @escaping @Sendable (URL, any Error) -> Void = { url, error in
+            let text =
+                (error as? CodeFlowError)?.message ?? "Could not open a browser (\(error)). Open this URL: \(url)"
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    ) {
+        self.opener = opener
+        self.timeout = timeout
+        self.onBrowserUnavailable = onBrowserUnavailable
+    }
+
+    /// Listens on an ephemeral loopback port; the session's redirect URI keeps the path of
+    /// `redirectURI` and carries that port.
+    public func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession {
+        let path = redirectURI.path.isEmpty ? "/" : redirectURI.path
+        let receiver = try await LoopbackRedirectReceiver.start(path: path)
+        return Session(receiver: receiver, agent: self)
+    }
+
+    private struct Session: AuthorizationUserAgentSession {
+        let receiver: LoopbackRedirectReceiver
+        let agent: LoopbackUserAgent
+
+        var redirectURI: URL { receiver.redirectURI }
+
+        func present(_ authorizationURL: URL) async throws -> URL {
+            let agent = self.agent
+            // The opener runs beside the wait, so a browser command that blocks cannot hold the
+            // flow. It is not cancelled when the redirect arrives: it finishes on its own, and
+            // cancelling a URLSession-based opener at the moment its request completes can
+            // deadlock swift-corelibs-foundation (seen on Linux with Swift 6.3.1).
+            Task {
+                do {
+                    try await agent.opener.open(authorizationURL)
+                } catch is CancellationError {
+                } catch {
+                    agent.onBrowserUnavailable(authorizationURL, error)
+                }
+            }
+            return try await receiver.waitForRedirect(timeout: agent.timeout)
+        }
+
+        func close() async {
+            await receiver.close()
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import AuthenticatedRequests
+import Foundation
+import NIOCore
+import NIOPosix
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Plays the browser: GETs the authorization URL and follows redirects, as a browser would,
+/// optionally fetching other paths first (a favicon) from the redirect's origin.
+package struct BrowserSimulator: Sendable {
+    package let pages = Locked<[String]>([])
+    package let openedURLs = Locked<[URL]>([])
+    package var extraPathsFirst: [String] = []
+
+    package init(extraPathsFirst: [String] = []) {
+        self.extraPathsFirst = extraPathsFirst
+    }
+
+    package func open(_ url: URL) async throws {
+        openedURLs.withLock { $0.append(url) }
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        if !extraPathsFirst.isEmpty,
+            let redirect = URLComponents(url: url, resolvingAgainstBaseURL: false)?
+                .queryItems?.first(where: { $0.name == "redirect_uri" })?.value.flatMap(URL.init(string:))
+        {
+            for path in extraPathsFirst {
+                var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false)
+                components?.path = path
+                if let extra = components?.url {
+                    let (data, _) = try await session.data(from: extra)
+                    pages.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+                }
+            }
+        }
+        let (data, _) = try await session.data(from: url)
+        pages.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+    }
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+package func isListening(port: Int) async -> Bool {
+    do {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(2))
+            .connect(host: "127.0.0.1", port: port)
+            .get()
+        try? await channel.close()
+        return true
+    } catch {
+        return false
+    }
+}
+
+/// A fake authorization endpoint on loopback: redirects to the request's `redirect_uri` with a
+/// code and the request's `state` (or whatever `decide` returns).
+package func makeAuthorizationServer(
+    decide: @escaping @Sendable (_ query: [String: String]) -> [String: String] = { query in
+        ["code": "code-123", "state": query["state"] ?? ""]
+    }
+) async throws -> LoopbackHTTPServer {
+    try await LoopbackHTTPServer { request in
+        let query = Dictionary(
+            (URLComponents(string: request.uri)?.queryItems ?? []).map { ($0.name, $0.value ?? "") },
+            uniquingKeysWith: { first, _ in first }
+        )
+        guard var redirect = query["redirect_uri"].flatMap({ URLComponents(string: $0) }) else {
+            return .init(status: 400, body: "no redirect_uri")
+        }
+        redirect.queryItems = decide(query).sorted { $0.key < $1.key }.map {
+            URLQueryItem(name: $0.key, value: $0.value)
+        }
+        return .init(status: 302, headers: [("Location", redirect.string ?? "")])
+    }
+}
