@@ -33,7 +33,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "authreq-example",
-            dependencies: ["AuthenticatedRequests"],
+            dependencies: ["CodeFlowOAuth"],
             path: "Sources/authreq-example"
         ),
         .target(
@@ -56,6 +56,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CodeFlowOAuthTests",
+            dependencies: ["CodeFlowOAuth", "TestSupport"]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
             dependencies: ["CodeFlowOAuth", "TestSupport"]
         ),
     ],

@@ -1,86 +1,128 @@
-// A walk through the package against an in-memory authorization server and API:
-// a first token, an expiry-triggered refresh, and a retry after a revoked token.
+// The example: a walk through the SDK against a real OAuth 2.0 server (the project's Authlib
+// test server, which Scripts/run-example starts). Each step says in plain words what happens;
+// tokens are never printed, only their redacted descriptions.
+//
+// Usage: authreq-example SERVER_URL [--browser]
+//   --browser  open the sign-in page in your system browser instead of letting the example
+//              play the browser.
 import AuthenticatedRequests
+import CodeFlowOAuth
 import Foundation
+import OAuthFlows
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
+/// `GET /api/me`: a protected resource of the server.
 struct Me: AuthenticatedResource {
-    struct Profile: Decodable { let name: String }
-    typealias Output = Profile
+    struct Output: Decodable { let name: String }
     let authenticator: any RequestAuthenticator
-    let transport: any HTTPTransport
+    let server: URL
     func urlRequest(using input: Void) throws -> URLRequest {
-        URLRequest(url: URL(string: "https://api.example.com/me")!)
+        URLRequest(url: server.appendingPathComponent("api/me"))
     }
 }
 
-/// A flow that issues numbered tokens valid for 5 minutes.
-final class DemoFlow: OAuthFlow {
-    let storeKey = "demo-client@https://auth.example.com/token"
-    let issued = Counter()
-    func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
-        try await refresh(OAuthToken(accessToken: ""), for: context)
-    }
-    func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
-        let number = await issued.next()
-        return OAuthToken(accessToken: "token-\(number)", expiresAt: context.clock.now.addingTimeInterval(300))
+/// Plays the browser: follows the authorization URL and its redirects, as a browser would after
+/// the user clicked "Allow".
+struct FollowingBrowser: BrowserOpener {
+    func open(_ url: URL) async throws {
+        _ = try await URLSession.shared.data(from: url)
     }
 }
 
-actor Counter {
-    var value = 0
-    func next() -> Int {
-        value += 1
-        return value
-    }
+/// Registers a demo client. Only the test server has this route; a real server registers
+/// clients in its admin console or through RFC 7591.
+func registerDemoClient(at server: URL, public isPublic: Bool) async throws -> (id: String, secret: String?) {
+    var request = URLRequest(url: server.appendingPathComponent("test/clients"))
+    request.httpMethod = "POST"
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.httpBody = Data(#"{"public": \#(isPublic)}"#.utf8)
+    let (data, _) = try await URLSession.shared.data(for: request)
+    let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+    guard let id = object?["client_id"] as? String else { throw URLError(.badServerResponse) }
+    return (id, object?["client_secret"] as? String)
 }
 
-final class DemoClock: WallClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var offset: TimeInterval = 0
-    var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
-    func advance(by seconds: TimeInterval) { lock.withLock { offset += seconds } }
+func step(_ number: Int, _ text: String) {
+    print("\n\(number). \(text)")
 }
 
-actor Revocations {
-    var tokens: Set<String> = []
-    func revoke(_ token: String) { tokens.insert(token) }
-    func contains(_ token: String) -> Bool { tokens.contains(token) }
+let arguments = CommandLine.arguments.dropFirst()
+guard let serverArgument = arguments.first(where: { !$0.hasPrefix("--") }), let server = URL(string: serverArgument)
+else {
+    print("usage: authreq-example SERVER_URL [--browser]   (Scripts/run-example starts a server for you)")
+    exit(2)
 }
-
-let revocations = Revocations()
-let api = InMemoryTransport { request in
-    let authorization = request.value(forHTTPHeaderField: "Authorization") ?? ""
-    if await revocations.contains(String(authorization.dropFirst("Bearer ".count))) {
-        return try InMemoryTransport.reply(
-            to: request, status: 401, headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""])
-    }
-    return try InMemoryTransport.reply(to: request, json: #"{"name":"Ada"}"#)
-}
-
-let clock = DemoClock()
-let flow = DemoFlow()
-let authenticator = OAuthAuthenticator(flow: flow, configuration: .init(clock: clock))
-let events = await authenticator.events()
-Task { for await event in events { print("  event: \(event)") } }
-let me = Me(authenticator: authenticator, transport: api)
+let useRealBrowser = arguments.contains("--browser")
 
 do {
-    print("1. First request: the flow obtains a token.")
-    print("   hello, \(try await me.request().name)")
-    print("2. Ten minutes later the token has expired: it is refreshed before the request.")
-    clock.advance(by: 600)
-    print("   hello, \(try await me.request().name)")
-    print("3. The server revokes the token: the request gets 401, refreshes once, retries once.")
-    await revocations.revoke(try await authenticator.currentCredential()?.accessToken ?? "")
-    print("   hello, \(try await me.request().name)")
-    print("   current token: \(try await authenticator.currentCredential().map { "\($0)" } ?? "none")")
-    try await Task.sleep(for: .milliseconds(50))
-    print("Done.")
+    step(1, "Discovering the authorization server at \(server)")
+    let metadata = try await AuthorizationServerMetadata.discover(issuer: server)
+    print("   issuer \(metadata.issuer); token endpoint \(metadata.tokenEndpoint?.absoluteString ?? "none")")
+
+    step(2, "Client credentials: a service calls the API on its own behalf")
+    let service = try await registerDemoClient(at: server, public: false)
+    let serviceAuthenticator = OAuthAuthenticator(
+        flow: try metadata.clientCredentialsFlow(
+            client: .clientSecretBasic(id: service.id, secret: service.secret ?? ""),
+            scope: "profile"
+        )
+    )
+    let serviceMe = try await Me(authenticator: serviceAuthenticator, server: server).request()
+    print("   /api/me answered for \(serviceMe.name)")
+    print("   token: \(try await serviceAuthenticator.currentCredential().map { "\($0)" } ?? "none")")
+
+    step(3, "Sign-in with the authorization code flow and PKCE (RFC 8252 loopback redirect)")
+    let app = try await registerDemoClient(at: server, public: true)
+    let tokenFolder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "authreq-example-\(UUID().uuidString)")
+    let store = FileTokenStore(directory: tokenFolder)
+    let authenticator = OAuthAuthenticator(store: store, configuration: .init(leeway: 1))
+    let events = await authenticator.events()
+    let eventPrinter = Task {
+        for await event in events { print("   [authenticator] \(event)") }
+    }
+    let manager = CodeFlowManager(
+        configuration: try AuthenticationConfiguration(
+            metadata: metadata,
+            client: .none(id: app.id),
+            redirectURI: URL(string: "http://127.0.0.1/callback")!,
+            scope: "profile"
+        ),
+        userAgent: LoopbackUserAgent(opener: useRealBrowser ? SystemBrowserOpener() : FollowingBrowser())
+    )
+    print(useRealBrowser ? "   Opening your browser…" : "   The example plays the browser and approves.")
+    let token = try await manager.signIn(configuring: authenticator)
+    print("   signed in: \(token)")
+    print(
+        "   the token is stored in \(store.fileURL(forKey: "\(app.id)@\(metadata.tokenEndpoint?.absoluteString ?? "")").path) (mode 0600)"
+    )
+    print("   hello, \(try await Me(authenticator: authenticator, server: server).request().name)")
+
+    let lifetime = token.expiresAt.map { $0.timeIntervalSinceNow } ?? 0
+    step(4, "Waiting \(Int(lifetime.rounded())) s for the access token to expire; the next request refreshes it first")
+    try await Task.sleep(for: .seconds(max(lifetime, 0)))
+    print("   hello again, \(try await Me(authenticator: authenticator, server: server).request().name)")
+    print("   token now: \(try await authenticator.currentCredential().map { "\($0)" } ?? "none")")
+
+    step(5, "Sign-out: revoke the refresh token, then the access token, and clear the store")
+    try await authenticator.signOut(revokingAt: try metadata.revocationEndpoint(client: .none(id: app.id)))
+    let remaining = try await authenticator.currentCredential()
+    print("   stored credential after sign-out: \(remaining.map { "\($0)" } ?? "none")")
+    do {
+        _ = try await Me(authenticator: authenticator, server: server).request()
+        print("   unexpected: a request succeeded after sign-out")
+        exit(1)
+    } catch let error as AuthenticationError where error.code == .missingCredential {
+        print("   a request now needs a new sign-in, as it should: \(error.message)")
+    }
+    try? await Task.sleep(for: .milliseconds(100))
+    eventPrinter.cancel()
+    try? FileManager.default.removeItem(at: tokenFolder)
+    print("\nAll steps succeeded.")
 } catch {
-    print("Failed: \(error)")
+    print("\nFailed: \(error)")
     exit(1)
 }

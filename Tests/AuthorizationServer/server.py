@@ -1,0 +1,433 @@
+"""A real OAuth 2.0 authorization server for the end-to-end tests, on Authlib and Flask.
+
+All protocol logic is Authlib's; this script supplies in-memory storage, clients, one user and
+routes, and narrows a few Authlib defaults (see DESIGN.md): refresh tokens rotate, public clients
+must use PKCE with S256, device codes are single-use, and fast polling gets `slow_down`.
+
+Test-only routes under /test/ create isolated clients and report what the server saw, so tests
+that run in parallel never share state.
+
+Usage: python server.py PORT [--access-token-lifetime SECONDS]
+"""
+
+import argparse
+import secrets
+import threading
+import time
+from collections import defaultdict
+
+from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProtector
+from authlib.oauth2.rfc6749 import ClientMixin, TokenMixin, AuthorizationCodeMixin, grants
+from authlib.oauth2.rfc6750 import BearerTokenValidator
+from authlib.oauth2.rfc7009 import RevocationEndpoint
+from authlib.oauth2.rfc7636 import CodeChallenge
+from authlib.oauth2.rfc7662 import IntrospectionEndpoint
+from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
+from authlib.oauth2.rfc9207 import IssuerParameter
+from flask import Flask, jsonify, request
+
+LOCK = threading.RLock()
+CLIENTS = {}  # client_id -> Client
+TOKENS = {}  # access_token -> Token
+REFRESH = {}  # refresh_token -> Token
+CODES = {}  # code -> AuthorizationCode
+DEVICE = {}  # device_code -> dict
+USER_GRANTS = {}  # user_code -> approved (bool)
+LAST_POLL = {}  # device_code -> time of last poll
+STATS = defaultdict(lambda: defaultdict(int))  # client_id -> grant_type -> count
+USER = {"id": "1", "name": "Ada Lovelace"}
+ALL_GRANTS = [
+    "client_credentials",
+    "authorization_code",
+    "refresh_token",
+    "urn:ietf:params:oauth:grant-type:device_code",
+]
+
+
+class Client(ClientMixin):
+    def __init__(self, client_id, secret, auth_methods, device_code_lifetime=600, device_interval=1):
+        self.client_id = client_id
+        self.client_secret = secret
+        self.auth_methods = auth_methods
+        self.device_code_lifetime = device_code_lifetime
+        self.device_interval = device_interval
+
+    def get_client_id(self):
+        return self.client_id
+
+    def get_default_redirect_uri(self):
+        return None
+
+    def get_allowed_scope(self, scope):
+        return scope or ""
+
+    def check_redirect_uri(self, redirect_uri):
+        # RFC 8252 §7.3: a loopback redirect URI matches on any port.
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(redirect_uri)
+        return parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/callback"
+
+    def check_client_secret(self, client_secret):
+        return self.client_secret is not None and secrets.compare_digest(
+            self.client_secret.encode(), (client_secret or "").encode()
+        )
+
+    def check_endpoint_auth_method(self, method, endpoint):
+        return method in self.auth_methods
+
+    def check_response_type(self, response_type):
+        return response_type == "code"
+
+    def check_grant_type(self, grant_type):
+        return grant_type in ALL_GRANTS
+
+
+class Token(TokenMixin):
+    def __init__(self, client_id, data, lifetime):
+        self.client_id = client_id
+        self.access_token = data["access_token"]
+        self.refresh_token = data.get("refresh_token")
+        self.scope = data.get("scope", "")
+        self.issued_at = time.time()
+        self.expires_in = lifetime
+        self.access_revoked = False
+        self.refresh_revoked = False
+
+    def check_client(self, client):
+        return client.get_client_id() == self.client_id
+
+    def get_scope(self):
+        return self.scope
+
+    def get_expires_in(self):
+        return self.expires_in
+
+    def is_expired(self):
+        return time.time() >= self.issued_at + self.expires_in
+
+    def is_revoked(self):
+        return self.access_revoked
+
+    def get_user(self):
+        return USER
+
+    def get_client(self):
+        return CLIENTS.get(self.client_id)
+
+
+class AuthorizationCode(AuthorizationCodeMixin):
+    def __init__(self, code, client_id, redirect_uri, scope, challenge, method):
+        self.code, self.client_id, self.redirect_uri, self.scope = code, client_id, redirect_uri, scope
+        self.code_challenge, self.code_challenge_method = challenge, method
+        self.created = time.time()
+
+    def get_redirect_uri(self):
+        return self.redirect_uri
+
+    def get_scope(self):
+        return self.scope
+
+
+def save_token(token, req):
+    with LOCK:
+        record = Token(req.client.get_client_id(), token, token.get("expires_in", ARGS.access_token_lifetime))
+        TOKENS[record.access_token] = record
+        if record.refresh_token:
+            REFRESH[record.refresh_token] = record
+
+
+class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+    def save_authorization_code(self, code, req):
+        with LOCK:
+            CODES[code] = AuthorizationCode(
+                code,
+                req.client.get_client_id(),
+                req.payload.redirect_uri,
+                req.payload.scope,
+                req.payload.data.get("code_challenge"),
+                req.payload.data.get("code_challenge_method"),
+            )
+
+    def query_authorization_code(self, code, client):
+        with LOCK:
+            item = CODES.get(code)
+        if item and item.client_id == client.get_client_id() and time.time() - item.created < 300:
+            return item
+        return None
+
+    def delete_authorization_code(self, authorization_code):
+        with LOCK:
+            CODES.pop(authorization_code.code, None)
+
+    def authenticate_user(self, authorization_code):
+        return USER
+
+
+class S256CodeChallenge(CodeChallenge):
+    """PKCE narrowed: S256 only, and required of public clients (Authlib accepts plain and none)."""
+
+    SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]
+    DEFAULT_CODE_CHALLENGE_METHOD = "S256"
+
+    def validate_code_challenge(self, grant, redirect_uri):
+        from authlib.oauth2.rfc6749.errors import InvalidRequestError
+
+        data = grant.request.payload.data
+        if grant.request.client.client_secret is None and not data.get("code_challenge"):
+            raise InvalidRequestError("Public clients must send a code_challenge (S256).")
+        if data.get("code_challenge") and data.get("code_challenge_method") != "S256":
+            raise InvalidRequestError("Only code_challenge_method=S256 is supported.")
+        return super().validate_code_challenge(grant, redirect_uri)
+
+    def get_authorization_code_challenge(self, authorization_code):
+        return authorization_code.code_challenge
+
+    def get_authorization_code_challenge_method(self, authorization_code):
+        return authorization_code.code_challenge_method
+
+
+class RefreshTokenGrant(grants.RefreshTokenGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    INCLUDE_NEW_REFRESH_TOKEN = True  # rotation
+
+    def authenticate_refresh_token(self, refresh_token):
+        with LOCK:
+            token = REFRESH.get(refresh_token)
+        if token and not token.refresh_revoked:
+            return token
+        return None
+
+    def authenticate_user(self, credential):
+        return USER
+
+    def revoke_old_credential(self, credential):
+        with LOCK:
+            credential.refresh_revoked = True
+            credential.access_revoked = True
+
+
+class ClientCredentialsGrant(grants.ClientCredentialsGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+
+class DeviceGrant(DeviceCodeGrant):
+    def query_device_credential(self, device_code):
+        with LOCK:
+            data = DEVICE.get(device_code)
+        return DeviceCredentialDict(data) if data else None
+
+    def query_user_grant(self, user_code):
+        with LOCK:
+            if user_code not in USER_GRANTS:
+                return None
+            return USER, USER_GRANTS[user_code]
+
+    def should_slow_down(self, credential):
+        code = credential["device_code"]
+        now = time.time()
+        with LOCK:
+            last = LAST_POLL.get(code)
+            LAST_POLL[code] = now
+        return last is not None and now - last < credential["interval"] * 0.8
+
+    def create_token_response(self):
+        # Single use: the device code is consumed once a token is issued (Authlib never does).
+        result = super().create_token_response()
+        with LOCK:
+            DEVICE.pop(self.request.credential["device_code"], None)
+        return result
+
+
+class DeviceEndpoint(DeviceAuthorizationEndpoint):
+    def get_verification_uri(self):
+        return f"{ISSUER}/device"
+
+    def create_endpoint_response(self, req):
+        status, data, headers = super().create_endpoint_response(req)
+        client = req.client
+        data["expires_in"] = client.device_code_lifetime
+        data["interval"] = client.device_interval
+        with LOCK:
+            DEVICE[data["device_code"]]["expires_at"] = time.time() + client.device_code_lifetime
+            DEVICE[data["device_code"]]["interval"] = client.device_interval
+        return status, data, headers
+
+    def save_device_credential(self, client_id, scope, data):
+        with LOCK:
+            DEVICE[data["device_code"]] = dict(data, client_id=client_id, scope=scope)
+
+
+class Revocation(RevocationEndpoint):
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+    def query_token(self, token_string, token_type_hint):
+        with LOCK:
+            if token_type_hint != "refresh_token" and token_string in TOKENS:
+                return TOKENS[token_string]
+            return REFRESH.get(token_string) or TOKENS.get(token_string)
+
+    def revoke_token(self, token, req):
+        with LOCK:
+            if req.form.get("token_type_hint") == "access_token" or req.form.get("token") == token.access_token:
+                token.access_revoked = True
+            else:
+                token.refresh_revoked = True
+                token.access_revoked = True
+
+
+class Introspection(IntrospectionEndpoint):
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def query_token(self, token_string, token_type_hint):
+        with LOCK:
+            return TOKENS.get(token_string) or REFRESH.get(token_string)
+
+    def introspect_token(self, token):
+        active = not token.is_revoked() and not token.is_expired()
+        return {"active": active, "client_id": token.client_id, "scope": token.scope, "sub": USER["id"]}
+
+    def check_permission(self, token, client, req):
+        return True
+
+
+class Issuer(IssuerParameter):
+    def get_issuer(self):
+        return ISSUER
+
+
+class Validator(BearerTokenValidator):
+    def authenticate_token(self, token_string):
+        with LOCK:
+            return TOKENS.get(token_string)
+
+
+app = Flask(__name__)
+server = AuthorizationServer()
+require_oauth = ResourceProtector()
+ARGS = None
+ISSUER = None
+
+
+def client_of_token_request():
+    if request.authorization and request.authorization.username:
+        from urllib.parse import unquote
+
+        return unquote(request.authorization.username)
+    return request.form.get("client_id", "?")
+
+
+@app.get("/.well-known/oauth-authorization-server")
+def metadata():
+    return jsonify(
+        issuer=ISSUER,
+        authorization_endpoint=f"{ISSUER}/authorize",
+        token_endpoint=f"{ISSUER}/token",
+        device_authorization_endpoint=f"{ISSUER}/device_authorization",
+        revocation_endpoint=f"{ISSUER}/revoke",
+        introspection_endpoint=f"{ISSUER}/introspect",
+        response_types_supported=["code"],
+        grant_types_supported=ALL_GRANTS,
+        token_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "none"],
+        revocation_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "none"],
+        code_challenge_methods_supported=["S256"],
+        authorization_response_iss_parameter_supported=True,
+        scopes_supported=["profile", "email"],
+    )
+
+
+@app.get("/authorize")
+def authorize():
+    # The test user approves, unless the request asks for a denial (test_decision=deny).
+    grant_user = None if request.args.get("test_decision") == "deny" else USER
+    return server.create_authorization_response(grant_user=grant_user)
+
+
+@app.post("/token")
+def issue_token():
+    with LOCK:
+        STATS[client_of_token_request()][request.form.get("grant_type", "?")] += 1
+    return server.create_token_response()
+
+
+@app.post("/device_authorization")
+def device_authorization():
+    return server.create_endpoint_response(DeviceEndpoint.ENDPOINT_NAME)
+
+
+@app.route("/device", methods=["GET", "POST"])
+def device_verification():
+    user_code = request.values.get("user_code", "")
+    with LOCK:
+        known = any(d["user_code"] == user_code for d in DEVICE.values())
+        if known:
+            USER_GRANTS[user_code] = request.values.get("action", "approve") == "approve"
+    return (jsonify(user_code=user_code, recorded=known), 200 if known else 404)
+
+
+@app.post("/revoke")
+def revoke():
+    return server.create_endpoint_response(Revocation.ENDPOINT_NAME)
+
+
+@app.post("/introspect")
+def introspect():
+    return server.create_endpoint_response(Introspection.ENDPOINT_NAME)
+
+
+@app.get("/api/me")
+@require_oauth()
+def me():
+    return jsonify(sub=USER["id"], name=USER["name"])
+
+
+@app.post("/test/clients")
+def create_client():
+    body = request.get_json(silent=True) or {}
+    client_id = f"client-{secrets.token_hex(6)}"
+    public = bool(body.get("public"))
+    secret = None if public else f"s3cret {secrets.token_urlsafe(8)}&+/é"
+    methods = ["none"] if public else ["client_secret_basic", "client_secret_post"]
+    client = Client(client_id, secret, methods, body.get("device_code_lifetime", 600), body.get("device_interval", 1))
+    with LOCK:
+        CLIENTS[client_id] = client
+    return jsonify(client_id=client_id, client_secret=secret)
+
+
+@app.get("/test/stats/<client_id>")
+def stats(client_id):
+    with LOCK:
+        return jsonify(dict(STATS[client_id]))
+
+
+@app.get("/test/health")
+def health():
+    return jsonify(ok=True)
+
+
+def main():
+    global ARGS, ISSUER
+    parser = argparse.ArgumentParser()
+    parser.add_argument("port", type=int)
+    parser.add_argument("--access-token-lifetime", type=int, default=3600)
+    ARGS = parser.parse_args()
+    ISSUER = f"http://127.0.0.1:{ARGS.port}"
+    app.config["OAUTH2_TOKEN_EXPIRES_IN"] = {grant: ARGS.access_token_lifetime for grant in ALL_GRANTS}
+    app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
+    server.init_app(app, query_client=lambda cid: CLIENTS.get(cid), save_token=save_token)
+    server.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
+    server.register_grant(RefreshTokenGrant)
+    server.register_grant(ClientCredentialsGrant)
+    server.register_grant(DeviceGrant)
+    server.register_endpoint(DeviceEndpoint)
+    server.register_endpoint(Revocation)
+    server.register_endpoint(Introspection)
+    server.register_extension(Issuer())
+    require_oauth.register_token_validator(Validator())
+    app.run(host="127.0.0.1", port=ARGS.port, threaded=True)
+
+
+if __name__ == "__main__":
+    main()
