@@ -8,10 +8,19 @@ let package = Package(
         .library(name: "AuthenticatedRequests", targets: ["AuthenticatedRequests"]),
         .library(name: "OAuthFlows", targets: ["OAuthFlows"]),
         .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
+        .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
+    ],
+    traits: [
+        .trait(
+            name: "AsyncHTTPClient",
+            description: "Builds AsyncHTTPClientTransport on swift-server/async-http-client (server-side Swift)."
+        )
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Fetched and built only with the AsyncHTTPClient trait enabled.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .target(name: "AuthenticatedRequests"),
@@ -29,6 +38,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "AsyncHTTPClientTransport",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(
+                    name: "AsyncHTTPClient",
+                    package: "async-http-client",
+                    condition: .when(traits: ["AsyncHTTPClient"])
+                ),
             ]
         ),
         .executableTarget(
@@ -57,6 +77,10 @@ let package = Package(
         .testTarget(
             name: "CodeFlowOAuthTests",
             dependencies: ["CodeFlowOAuth", "TestSupport"]
+        ),
+        .testTarget(
+            name: "AsyncHTTPClientTransportTests",
+            dependencies: ["AsyncHTTPClientTransport", "TestSupport"]
         ),
         .testTarget(
             name: "EndToEndTests",
