@@ -12,37 +12,18 @@
     /// The same rule as the default transport, over real loopback sockets.
     @Suite struct AsyncHTTPClientTransportTests {
         @Test func aCrossOriginRedirectDropsTheAuthorizationHeader() async throws {
-            let target = try await LoopbackHTTPServer { _ in .init(body: #"{"name":"Ada"}"#) }
-            let origin = try await LoopbackHTTPServer { _ in
-                .init(status: 302, headers: [("Location", "\(target.baseURL)/landing")])
-            }
-            defer {
-                Task {
-                    try await target.shutdown()
-                    try await origin.shutdown()
-                }
-            }
-            var request = URLRequest(url: origin.baseURL.appendingPathComponent("start"))
-            request.setValue("Bearer secret-token", forHTTPHeaderField: "Authorization")
-            let (body, response) = try await AsyncHTTPClientTransport().send(request)
-
-            #expect(response.statusCode == 200)
-            #expect(String(decoding: body, as: UTF8.self) == #"{"name":"Ada"}"#)
-            #expect(origin.requests.first?.header("Authorization") == "Bearer secret-token")
-            #expect(target.requests.first?.uri == "/landing")
-            #expect(target.requests.first?.header("Authorization") == nil)
+            let outcome = try await followRedirect(with: AsyncHTTPClientTransport(), crossOrigin: true)
+            #expect(outcome.status == 200)
+            #expect(outcome.body == #"{"name":"Ada"}"#)
+            #expect(outcome.firstAuthorization == "Bearer secret-token")
+            #expect(outcome.followedURI == "/landing")
+            #expect(outcome.followedAuthorization == nil)
         }
 
         @Test func aSameOriginRedirectKeepsTheAuthorizationHeader() async throws {
-            let server = try await LoopbackHTTPServer { request in
-                request.uri == "/start" ? .init(status: 302, headers: [("Location", "/landing")]) : .init(body: "ok")
-            }
-            defer { Task { try await server.shutdown() } }
-            var request = URLRequest(url: server.baseURL.appendingPathComponent("start"))
-            request.setValue("Bearer secret-token", forHTTPHeaderField: "Authorization")
-            _ = try await AsyncHTTPClientTransport().send(request)
-            #expect(server.requests.map(\.uri) == ["/start", "/landing"])
-            #expect(server.requests.last?.header("Authorization") == "Bearer secret-token")
+            let outcome = try await followRedirect(with: AsyncHTTPClientTransport(), crossOrigin: false)
+            #expect(outcome.followedURI == "/landing")
+            #expect(outcome.followedAuthorization == "Bearer secret-token")
         }
 
         @Test func anAuthenticatedResourceWorksOverIt() async throws {

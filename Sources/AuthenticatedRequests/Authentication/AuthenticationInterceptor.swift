@@ -75,6 +75,24 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     private var generation: UInt64 = 0
     private var refreshTask: Task<Credential, any Error>?
     private var refreshHistory = RefreshHistory()
+
+    /// What a request needs, published by the actor after every change of state (the actor is the
+    /// only writer), so the common case (a valid credential, or a refresh to wait for) is read
+    /// under a lock without a hop to the actor and without queuing behind other callers.
+    private struct Snapshot: Sendable {
+        var authenticator: A?
+        var credential: Credential?
+        var refreshTask: Task<Credential, any Error>?
+        /// The store was read and the initial credential saved: nothing is left to do on the actor.
+        var isSettled = false
+    }
+    private nonisolated let snapshot = Locked(Snapshot())
+
+    /// A credential now, or the shared refresh that will produce one.
+    private enum Pending: Sendable {
+        case ready(A, Credential)
+        case waiting(A, Task<Credential, any Error>)
+    }
     private var observers: [UUID: AsyncStream<AuthenticationEvent>.Continuation] = [:]
 
     /// The transport, clock and policy that refreshes use; also for calls such as revocation.
@@ -126,6 +144,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         needsInitialSave = false
         self.credential = credential
         needsStoreLoad = credential == nil && store != nil && self.storeKey != nil
+        publish()
         if let credential {
             await save(credential)
             emit(.credentialObtained)
@@ -140,7 +159,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     }
 
     /// A credential valid for a request now: the current one, refreshed or obtained as needed.
-    public func validCredential() async throws -> Credential {
+    public nonisolated func validCredential() async throws -> Credential {
         try await credentialForRequest().credential
     }
 
@@ -151,6 +170,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         needsStoreLoad = false
         needsInitialSave = false
         self.credential = credential
+        publish()
         await save(credential)
         emit(.credentialObtained)
     }
@@ -162,6 +182,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         needsStoreLoad = false
         needsInitialSave = false
         credential = nil
+        publish()
         await removeFromStore()
         emit(.credentialCleared)
     }
@@ -224,34 +245,58 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
 
     // MARK: - The lifecycle
 
-    private func credentialForRequest() async throws -> (authenticator: A, credential: Credential) {
+    /// The credential for a request: from the snapshot when it is valid or a refresh is under
+    /// way, otherwise from the actor. A shared refresh is awaited here, off the actor, so its many
+    /// waiters resume in parallel instead of one by one on the actor.
+    private nonisolated func credentialForRequest() async throws -> (authenticator: A, credential: Credential) {
+        let state = snapshot.withLock { $0 }
+        if state.isSettled, let authenticator = state.authenticator {
+            if let task = state.refreshTask { return (authenticator, try await task.value) }
+            if let credential = state.credential,
+                !credential.requiresRefresh(at: configuration.clock.now.addingTimeInterval(configuration.leeway))
+            {
+                return (authenticator, credential)
+            }
+        }
+        return try await resolve(pendingCredential())
+    }
+
+    private nonisolated func resolve(_ pending: Pending) async throws -> (authenticator: A, credential: Credential) {
+        switch pending {
+        case .ready(let authenticator, let credential): return (authenticator, credential)
+        case .waiting(let authenticator, let task): return (authenticator, try await task.value)
+        }
+    }
+
+    private func pendingCredential() async throws -> Pending {
         try await loadFromStoreIfNeeded()
         guard let authenticator else { throw Self.missingCredential }
-        if let refreshTask {
-            return (authenticator, try await refreshTask.value)
-        }
+        if let refreshTask { return .waiting(authenticator, refreshTask) }
         if let credential {
             let horizon = configuration.clock.now.addingTimeInterval(configuration.leeway)
-            guard credential.requiresRefresh(at: horizon) else { return (authenticator, credential) }
+            guard credential.requiresRefresh(at: horizon) else { return .ready(authenticator, credential) }
         }
-        return (authenticator, try await refreshed(from: credential, by: authenticator))
+        return .waiting(authenticator, try startRefresh(from: credential, by: authenticator))
     }
 
-    private func credentialForRetry(of rejected: URLRequest) async throws -> (A, Credential) {
+    private nonisolated func credentialForRetry(of rejected: URLRequest) async throws -> (A, Credential) {
+        try await resolve(pendingRetryCredential(of: rejected))
+    }
+
+    private func pendingRetryCredential(of rejected: URLRequest) throws -> Pending {
         guard let authenticator else { throw Self.missingCredential }
         emit(.requestRetried, url: rejected.url)
-        if let refreshTask {
-            return (authenticator, try await refreshTask.value)
-        }
+        if let refreshTask { return .waiting(authenticator, refreshTask) }
         if let credential, !authenticator.isRequest(rejected, authenticatedWith: credential) {
-            return (authenticator, credential)
+            return .ready(authenticator, credential)
         }
-        return (authenticator, try await refreshed(from: credential, by: authenticator))
+        return .waiting(authenticator, try startRefresh(from: credential, by: authenticator))
     }
 
-    /// Starts the one shared refresh (or first obtain, when `stale` is `nil`) and waits for it.
-    private func refreshed(from stale: Credential?, by authenticator: A) async throws -> Credential {
-        if let refreshTask { return try await refreshTask.value }
+    /// Starts the one shared refresh (or first obtain, when `stale` is `nil`), or returns the one
+    /// under way.
+    private func startRefresh(from stale: Credential?, by authenticator: A) throws -> Task<Credential, any Error> {
+        if let refreshTask { return refreshTask }
         guard refreshHistory.record(at: configuration.clock.now, within: configuration.refreshLimit) else {
             let error = AuthenticationError(
                 code: .excessiveRefresh,
@@ -285,7 +330,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             )
         }
         refreshTask = task
-        return try await task.value
+        publish()
+        return task
     }
 
     private func finishRefresh(
@@ -296,12 +342,16 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     ) async throws -> Credential {
         // A reconfiguration while the refresh ran: its result belongs to nobody's state.
         let isCurrent = startedGeneration == generation
-        if isCurrent { refreshTask = nil }
+        if isCurrent {
+            refreshTask = nil
+            publish()
+        }
         switch result {
         case .success(let fresh):
             guard isCurrent else { return fresh }
             credential = fresh
             generation &+= 1
+            publish()
             await save(fresh)
             emit(obtained ? .credentialObtained : .credentialRefreshed)
             return fresh
@@ -311,6 +361,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             if isCurrent, authenticator.isCredentialInvalidated(by: error) {
                 credential = nil
                 generation &+= 1
+                publish()
                 await removeFromStore()
                 emit(.refreshFailed, error: error)
                 emit(.credentialCleared)
@@ -346,7 +397,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             needsInitialSave = false
             await save(credential)
         }
-        guard needsStoreLoad, let store, let storeKey else { return }
+        guard needsStoreLoad, let store, let storeKey else {
+            publish()
+            return
+        }
         let startedGeneration = generation
         let data: Data?
         do {
@@ -361,6 +415,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         guard needsStoreLoad, startedGeneration == generation else { return }
         guard let data else {
             needsStoreLoad = false
+            publish()
             return
         }
         do {
@@ -375,6 +430,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         }
         needsStoreLoad = false
         generation &+= 1
+        publish()
         emit(.credentialLoaded)
     }
 
@@ -394,6 +450,17 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         } catch {
             emit(.storeFailed, error: error)
         }
+    }
+
+    /// Copies the state the hot path reads into the snapshot; called after every change.
+    private func publish() {
+        let state = Snapshot(
+            authenticator: authenticator,
+            credential: credential,
+            refreshTask: refreshTask,
+            isSettled: !needsStoreLoad && !needsInitialSave
+        )
+        snapshot.withLock { $0 = state }
     }
 
     // MARK: - Events
