@@ -125,8 +125,17 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         self.store = store
         self.storeKey = storeKey
         self.configuration = configuration
-        self.needsStoreLoad = credential == nil && store != nil && storeKey != nil
-        self.needsInitialSave = credential != nil && store != nil && storeKey != nil
+        let needsStoreLoad = credential == nil && store != nil && storeKey != nil
+        let needsInitialSave = credential != nil && store != nil && storeKey != nil
+        self.needsStoreLoad = needsStoreLoad
+        self.needsInitialSave = needsInitialSave
+        let state = Snapshot(
+            authenticator: authenticator,
+            credential: credential,
+            refreshTask: nil,
+            isSettled: !needsStoreLoad && !needsInitialSave
+        )
+        snapshot.withLock { $0 = state }
     }
 
     // MARK: - Configuration and state
@@ -204,12 +213,13 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     /// Applies the credential, sends `request` over `transport`, and on an authentication failure
     /// refreshes once and retries once.
     public nonisolated func send(
-        _ request: URLRequest,
+        _ request: consuming URLRequest,
         over transport: any HTTPTransport
     ) async throws -> (Data, HTTPURLResponse) {
         let (authenticator, credential) = try await credentialForRequest()
         try Task.checkCancellation()
-        let authenticated = try authenticate(request, with: credential, by: authenticator)
+        var authenticated = request
+        try authenticate(&authenticated, with: credential, by: authenticator)
         let (body, response) = try await transport.send(authenticated)
 
         let failure: any Error =
@@ -221,15 +231,16 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         }
         let (retryAuthenticator, retryCredential) = try await credentialForRetry(of: authenticated)
         try Task.checkCancellation()
-        let retry = try authenticate(request, with: retryCredential, by: retryAuthenticator)
-        return try await transport.send(retry)
+        // Applying the current credential replaces the rejected one's header.
+        try authenticate(&authenticated, with: retryCredential, by: retryAuthenticator)
+        return try await transport.send(authenticated)
     }
 
     private nonisolated func authenticate(
-        _ request: URLRequest,
+        _ request: inout URLRequest,
         with credential: Credential,
         by authenticator: A
-    ) throws -> URLRequest {
+    ) throws {
         guard let url = request.url, configuration.allowsInsecureHTTP || url.isSafeForSecrets else {
             throw AuthenticationError(
                 code: .insecureTransport,
@@ -238,9 +249,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
                     + "use https, a loopback address, or set allowsInsecureHTTP."
             )
         }
-        var authenticated = request
-        authenticator.apply(credential, to: &authenticated)
-        return authenticated
+        authenticator.apply(credential, to: &request)
     }
 
     // MARK: - The lifecycle
@@ -306,10 +315,22 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             emit(.refreshFailed, error: error)
             throw error
         }
-        let startedGeneration = generation
+        let task = makeRefreshTask(from: stale, by: authenticator, startedGeneration: generation)
+        refreshTask = task
+        publish()
+        return task
+    }
+
+    /// The shared refresh: an unstructured task, so cancelling any one waiter does not cancel it.
+    /// Created outside the actor, it starts on the global executor instead of queuing behind the
+    /// callers waiting on the actor, and comes back to the actor only to record its result.
+    private nonisolated func makeRefreshTask(
+        from stale: Credential?,
+        by authenticator: A,
+        startedGeneration: UInt64
+    ) -> Task<Credential, any Error> {
         let context = self.context
-        // An unstructured task: cancelling any one waiter must not cancel the shared refresh.
-        let task = Task {
+        return Task {
             let result: Result<Credential, any Error>
             do {
                 if let stale {
@@ -329,9 +350,6 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
                 authenticator: authenticator
             )
         }
-        refreshTask = task
-        publish()
-        return task
     }
 
     private func finishRefresh(

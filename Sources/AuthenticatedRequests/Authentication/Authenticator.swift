@@ -126,5 +126,8 @@ public struct AuthenticationContext: Sendable {
 public protocol RequestAuthenticator: Sendable {
     /// Applies a credential to `request`, sends it over `transport`, and handles refresh and
     /// retry; returns the final reply.
-    func send(_ request: URLRequest, over transport: any HTTPTransport) async throws -> (Data, HTTPURLResponse)
+    /// `request` is `consuming` so the credential header can be added without cloning it.
+    func send(_ request: consuming URLRequest, over transport: any HTTPTransport) async throws -> (
+        Data, HTTPURLResponse
+    )
 }

@@ -26,7 +26,7 @@ public protocol AuthenticatedResource: Resource {
 
 extension AuthenticatedResource {
     /// Sends the request through ``authenticator`` over ``Resource/transport``.
-    public func perform(_ urlRequest: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    public func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, HTTPURLResponse) {
         try await authenticator.send(urlRequest, over: transport)
     }
 }

@@ -6,8 +6,9 @@ import Foundation
 
 /// Why ``Resource/request(using:)`` failed, with the context to act on it.
 ///
-/// Switch on ``code``; the set of codes can grow. The request kept here has its credential
-/// headers removed, and the body snippet is bounded and redacted, so the error is safe to log.
+/// Switch on ``code``; the set of codes can grow. Of the request only the method and URL are
+/// kept (no headers, so no credentials), and the body snippet is bounded and redacted, so the
+/// error is safe to log.
 public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -27,8 +28,10 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
 
     /// The kind of failure.
     public let code: Code
-    /// The request as built, without credential headers; `nil` when it could not be built.
-    public let request: URLRequest?
+    /// The request's method; `nil` when the request could not be built.
+    public let method: String?
+    /// The request's URL; `nil` when the request could not be built.
+    public let url: URL?
     /// The response, when one arrived.
     public let response: HTTPURLResponse?
     /// The start of the response body (at most 256 bytes), with secret values redacted.
@@ -48,17 +51,18 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
         return headers
     }
 
-    /// Creates an error; the request's credential headers are dropped and the body is reduced
-    /// to a redacted snippet.
+    /// Creates an error; the body is reduced to a redacted snippet.
     public init(
         code: Code,
-        request: URLRequest? = nil,
+        method: String? = nil,
+        url: URL? = nil,
         response: HTTPURLResponse? = nil,
         body: Data? = nil,
         underlyingError: (any Error)? = nil
     ) {
         self.code = code
-        self.request = request?.removingCredentialHeaders()
+        self.method = method
+        self.url = url
         self.response = response
         self.bodySnippet = body.map { Redaction.snippet(of: $0) }
         self.underlyingError = underlyingError
@@ -73,7 +77,7 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
     public var description: String {
         var parts = ["ResourceError(\(code)"]
         if let statusCode { parts.append("status \(statusCode)") }
-        if let url = response?.url ?? request?.url { parts.append(url.redactedForDisplay) }
+        if let url = response?.url ?? url { parts.append((method.map { "\($0) " } ?? "") + url.redactedForDisplay) }
         if let bodySnippet, !bodySnippet.isEmpty { parts.append("body: \(bodySnippet)") }
         if let underlyingError {
             parts.append("underlying: \(Redaction.redact(String(describing: underlyingError)))")
