@@ -16,16 +16,3 @@ public struct RefreshLimit: Sendable, Hashable {
         self.window = window
     }
 }
-
-/// The refreshes seen within the window.
-struct RefreshHistory {
-    private var dates: [Date] = []
-
-    /// Records a refresh at `now`, or returns `false` when `limit` would be exceeded.
-    mutating func record(at now: Date, within limit: RefreshLimit) -> Bool {
-        dates.removeAll { now.timeIntervalSince($0) >= limit.window }
-        guard dates.count < limit.maximumCount else { return false }
-        dates.append(now)
-        return true
-    }
-}
