@@ -1,0 +1,196 @@
+// The benchmarks of Benchmarks/README.md. Run them with Benchmarks/run, which starts nginx for
+// the loopback ones and prints the summary table.
+import AsyncHTTPClient
+import AsyncHTTPClientTransport
+import AuthenticatedRequests
+import Benchmark
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Requests per iteration of the loopback benchmarks.
+let sequentialBatch = 200
+let concurrency = 32
+let perTask = 10
+
+let benchmarks: @Sendable () -> Void = {
+    let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
+
+    // 1. Overhead: the same in-memory request with and without authentication.
+    Benchmark(
+        "Overhead: Resource, no authentication",
+        configuration: .init(metrics: timeAndAllocations, maxDuration: .seconds(3), maxIterations: 200_000)
+    ) { benchmark in
+        let resource = PlainMe(transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
+        benchmark.startMeasurement()
+        blackHole(try await resource.request())
+    }
+
+    let authenticator = OAuthAuthenticator(
+        flow: SlowTokenEndpointFlow(delay: .milliseconds(50)),
+        token: Fixtures.validToken()
+    )
+    Benchmark(
+        "Overhead: AuthenticatedResource, valid token",
+        configuration: .init(metrics: timeAndAllocations, maxDuration: .seconds(3), maxIterations: 200_000)
+    ) { benchmark in
+        let resource = AuthenticatedMe(
+            authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
+        benchmark.startMeasurement()
+        blackHole(try await resource.request())
+    }
+
+    // The floor: what Foundation charges for the one thing any authenticator must do, writing
+    // the Authorization header into a URLRequest.
+    Benchmark(
+        "Floor: URLRequest(url:)",
+        configuration: .init(metrics: timeAndAllocations, maxDuration: .seconds(2), maxIterations: 200_000)
+    ) { _ in
+        blackHole(URLRequest(url: Fixtures.apiURL))
+    }
+    let header = "Bearer benchmark-access-token"
+    Benchmark(
+        "Floor: URLRequest(url:) + setValue(Authorization)",
+        configuration: .init(metrics: timeAndAllocations, maxDuration: .seconds(2), maxIterations: 200_000)
+    ) { _ in
+        var request = URLRequest(url: Fixtures.apiURL)
+        request.setValue(header, forHTTPHeaderField: "Authorization")
+        blackHole(request)
+    }
+
+    // 2. Loopback: nginx on 127.0.0.1 serving a small JSON document.
+    if let nginx = ProcessInfo.processInfo.environment["AUTHREQ_BENCH_NGINX"].flatMap(URL.init(string:)) {
+        let url = nginx.appendingPathComponent("me.json")
+        let bare = URLSession(configuration: .default)
+        let urlSessionTransport = URLSessionTransport()
+        let ahcTransport = AsyncHTTPClientTransport()
+        let loopbackAuthenticator = OAuthAuthenticator(
+            flow: SlowTokenEndpointFlow(delay: .milliseconds(50)),
+            token: Fixtures.validToken()
+        )
+        let loopbackConfiguration = Benchmark.Configuration(
+            metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput],
+            warmupIterations: 2,
+            maxDuration: .seconds(8),
+            maxIterations: 40
+        )
+
+        @Sendable func bareRequest() async throws {
+            let (data, _) = try await bare.data(for: URLRequest(url: url))
+            blackHole(try JSONDecoder().decode(Profile.self, from: data))
+        }
+        @Sendable func authenticated(_ transport: any HTTPTransport) -> AuthenticatedMe {
+            AuthenticatedMe(authenticator: loopbackAuthenticator, transport: transport, url: url)
+        }
+        func concurrently(_ body: @escaping @Sendable () async throws -> Void) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<concurrency {
+                    group.addTask { for _ in 0..<perTask { try await body() } }
+                }
+                try await group.waitForAll()
+            }
+        }
+
+        Benchmark("Loopback sequential x\(sequentialBatch): bare URLSession", configuration: loopbackConfiguration) {
+            _ in
+            for _ in 0..<sequentialBatch { try await bareRequest() }
+        }
+        Benchmark(
+            "Loopback sequential x\(sequentialBatch): URLSessionTransport, authenticated",
+            configuration: loopbackConfiguration
+        ) { _ in
+            let resource = authenticated(urlSessionTransport)
+            for _ in 0..<sequentialBatch { blackHole(try await resource.request()) }
+        }
+        Benchmark(
+            "Loopback sequential x\(sequentialBatch): AsyncHTTPClientTransport, authenticated",
+            configuration: loopbackConfiguration
+        ) { _ in
+            let resource = authenticated(ahcTransport)
+            for _ in 0..<sequentialBatch { blackHole(try await resource.request()) }
+        }
+        Benchmark(
+            "Loopback concurrent \(concurrency)x\(perTask): bare URLSession", configuration: loopbackConfiguration
+        ) { _ in
+            try await concurrently { try await bareRequest() }
+        }
+        Benchmark(
+            "Loopback concurrent \(concurrency)x\(perTask): URLSessionTransport, authenticated",
+            configuration: loopbackConfiguration
+        ) { _ in
+            let resource = authenticated(urlSessionTransport)
+            try await concurrently { blackHole(try await resource.request()) }
+        }
+        Benchmark(
+            "Loopback concurrent \(concurrency)x\(perTask): AsyncHTTPClientTransport, authenticated",
+            configuration: loopbackConfiguration
+        ) { _ in
+            let resource = authenticated(ahcTransport)
+            try await concurrently { blackHole(try await resource.request()) }
+        }
+    }
+
+    // 3. Coalesced refresh: 10,000 concurrent requests, token endpoint answering after 50 ms.
+    let refreshes = BenchmarkMetric.custom("refreshes", polarity: .prefersSmaller, useScalingFactor: false)
+    let refreshDone = BenchmarkMetric.custom(
+        "refresh returned after (ms)", polarity: .prefersSmaller, useScalingFactor: false)
+    let coalescedConfiguration = Benchmark.Configuration(
+        metrics: [.wallClock, .throughput, refreshes, refreshDone],
+        warmupIterations: 1,
+        maxDuration: .seconds(10),
+        maxIterations: 20
+    )
+    func tenThousand(expired: Bool, _ benchmark: Benchmark) async throws {
+        let flow = SlowTokenEndpointFlow(delay: .milliseconds(50))
+        let authenticator = OAuthAuthenticator(
+            flow: flow, token: expired ? Fixtures.expiredToken() : Fixtures.validToken())
+        let resource = AuthenticatedMe(
+            authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
+        let start = ContinuousClock.now
+        benchmark.startMeasurement()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<10_000 { group.addTask { blackHole(try await resource.request()) } }
+            try await group.waitForAll()
+        }
+        benchmark.stopMeasurement()
+        benchmark.measurement(refreshes, flow.refreshCount)
+        if let finished = flow.finishedAt {
+            let elapsed = finished - start
+            benchmark.measurement(
+                refreshDone,
+                Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        }
+    }
+    Benchmark("Coalesced refresh: 10000 concurrent, expired token", configuration: coalescedConfiguration) {
+        benchmark in
+        try await tenThousand(expired: true, benchmark)
+    }
+    Benchmark("Coalesced refresh: 10000 concurrent, valid token", configuration: coalescedConfiguration) { benchmark in
+        try await tenThousand(expired: false, benchmark)
+    }
+
+    // 4. Memory: 100,000 authenticated requests in one process.
+    let growth = BenchmarkMetric.custom(
+        "RSS growth KiB (1k -> 100k)", polarity: .prefersSmaller, useScalingFactor: false)
+    let afterFirstThousand = BenchmarkMetric.custom(
+        "RSS after 1k KiB", polarity: .prefersSmaller, useScalingFactor: false)
+    Benchmark(
+        "Memory: 100000 authenticated requests",
+        configuration: .init(
+            metrics: [.wallClock, .throughput, growth, afterFirstThousand], warmupIterations: 0, maxIterations: 1)
+    ) { benchmark in
+        let authenticator = OAuthAuthenticator(
+            flow: SlowTokenEndpointFlow(delay: .milliseconds(50)), token: Fixtures.validToken())
+        let resource = AuthenticatedMe(
+            authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
+        var baseline = 0
+        for index in 0..<100_000 {
+            if index == 1_000 { baseline = residentMemoryKiB() }
+            blackHole(try await resource.request())
+        }
+        benchmark.measurement(afterFirstThousand, baseline)
+        benchmark.measurement(growth, residentMemoryKiB() - baseline)
+    }
+}

@@ -1,0 +1,33 @@
+// swift-tools-version: 6.1
+// The benchmarks: a package of their own, so users of the SDK never build them.
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name, which depends on where the repository was
+// cloned; read it instead of assuming it.
+let root = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent()
+let rootIdentity = root.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "AuthenticatedRequestsBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: "..", traits: ["AsyncHTTPClient"]),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "AuthBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AuthenticatedRequests", package: rootIdentity),
+                .product(name: "AsyncHTTPClientTransport", package: rootIdentity),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Benchmarks/AuthBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,129 @@
+"""Turns the benchmark run's JMH export into one table, with each target marked met or missed."""
+
+import glob
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+SEQUENTIAL, CONCURRENT = 200, 32 * 10
+
+
+def load(folder):
+    results = {}
+    for path in glob.glob(os.path.join(folder, "*.json")):
+        with open(path) as handle:
+            for element in json.load(handle):
+                name = element["benchmark"].split(".", 3)[-1].replace("_", " ")
+                metrics = {"throughput": element["primaryMetric"]}
+                metrics.update(element.get("secondaryMetrics", {}))
+                results[name] = metrics
+    return results
+
+
+def metric(results, benchmark, fragment, percentile="50.0"):
+    for name, values in results.get(benchmark, {}).items():
+        if fragment.lower() in name.lower():
+            return values["scorePercentiles"][percentile]
+    return None
+
+
+def main(folder):
+    results = load(folder)
+    if not results:
+        sys.exit("no benchmark results found in " + folder)
+    rows = []
+
+    def row(what, value, target, met):
+        rows.append((what, value, target, "met" if met else "MISSED"))
+
+    # 1. Overhead (p50 wall clock in µs per request, p50 mallocs per request).
+    plain, auth = "Overhead: Resource, no authentication", "Overhead: AuthenticatedResource, valid token"
+    t0, t1 = metric(results, plain, "wall clock"), metric(results, auth, "wall clock")
+    m0, m1 = metric(results, plain, "malloc (total)"), metric(results, auth, "malloc (total)")
+    if None not in (t0, t1, m0, m1):
+        row("Overhead time per request (auth - plain, p50)", f"{t1 - t0:.2f} µs ({t0:.2f} -> {t1:.2f})", "<= 2 µs", t1 - t0 <= 2)
+        row("Overhead allocations per request (auth - plain, p50)", f"{m1 - m0:.0f} ({m0:.0f} -> {m1:.0f})", "<= 8", m1 - m0 <= 8)
+
+    f0 = metric(results, "Floor: URLRequest(url:)", "wall clock")
+    f1 = metric(results, "Floor: URLRequest(url:) + setValue(Authorization)", "wall clock")
+    a0 = metric(results, "Floor: URLRequest(url:)", "malloc (total)")
+    a1 = metric(results, "Floor: URLRequest(url:) + setValue(Authorization)", "malloc (total)")
+    if None not in (f0, f1, a0, a1):
+        rows.append((
+            "(floor) Foundation: one setValue(Authorization) on a URLRequest",
+            f"{f1 - f0:.2f} µs, {a1 - a0:.0f} allocations",
+            "-",
+            "-",
+        ))
+
+    # 2. Loopback (requests/s from p50 wall clock per batch).
+    def rate(name, count):
+        micros = metric(results, name, "wall clock")
+        return None if micros is None else count / (micros / 1e6)
+
+    seq = {k: rate(f"Loopback sequential x200: {k}", SEQUENTIAL) for k in ("bare URLSession", "URLSessionTransport, authenticated", "AsyncHTTPClientTransport, authenticated")}
+    con = {k: rate(f"Loopback concurrent 32x10: {k}", CONCURRENT) for k in seq}
+    if all(seq.values()) and all(con.values()):
+        for label, data in (("sequential", seq), ("32-way concurrent", con)):
+            ratio = data["URLSessionTransport, authenticated"] / data["bare URLSession"]
+            row(
+                f"Loopback {label}: URLSessionTransport / bare URLSession",
+                f"{ratio:.3f} ({data['URLSessionTransport, authenticated']:.0f} vs {data['bare URLSession']:.0f} req/s)",
+                ">= 0.97",
+                ratio >= 0.97,
+            )
+        ratio = con["AsyncHTTPClientTransport, authenticated"] / con["URLSessionTransport, authenticated"]
+        row(
+            "Loopback 32-way: AsyncHTTPClientTransport / URLSessionTransport",
+            f"{ratio:.2f} ({con['AsyncHTTPClientTransport, authenticated']:.0f} vs {con['URLSessionTransport, authenticated']:.0f} req/s)",
+            ">= 3",
+            ratio >= 3,
+        )
+        seq_ahc = seq["AsyncHTTPClientTransport, authenticated"]
+        rows.append(("(info) Loopback sequential: AsyncHTTPClientTransport", f"{seq_ahc:.0f} req/s", "-", "-"))
+    else:
+        rows.append(("Loopback", "not run (no nginx)", "-", "-"))
+
+    # 3. Coalesced refresh.
+    expired, valid = "Coalesced refresh: 10000 concurrent, expired token", "Coalesced refresh: 10000 concurrent, valid token"
+    refreshes = metric(results, expired, "refreshes", "100.0")
+    te, tv = metric(results, expired, "wall clock"), metric(results, valid, "wall clock")
+    if None not in (refreshes, te, tv):
+        row("Coalesced refresh: refreshes for 10,000 concurrent (max)", f"{refreshes:.0f}", "exactly 1", refreshes == 1)
+        returned = metric(results, expired, "refresh returned")
+        if returned is not None:
+            rows.append(("(info) Coalesced refresh: the 50 ms endpoint returned after", f"{returned:.0f} ms", "-", "-"))
+        limit = (tv + 50_000) * 1.10
+        row(
+            "Coalesced refresh: total time, expired vs valid (p50)",
+            f"{te / 1000:.1f} ms vs {tv / 1000:.1f} ms",
+            f"<= (valid + 50 ms) x 1.1 = {limit / 1000:.1f} ms",
+            te <= limit,
+        )
+
+    # 4. Memory.
+    growth = metric(results, "Memory: 100000 authenticated requests", "RSS growth")
+    base = metric(results, "Memory: 100000 authenticated requests", "RSS after 1k")
+    if growth is not None:
+        row("Memory: RSS growth from request 1,000 to 100,000", f"{growth:.0f} KiB (from {base:.0f} KiB)", "< 1024 KiB", growth < 1024)
+
+    cpu = "unknown"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    print(f"\nMeasured {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.system()} {platform.machine()}, "
+          f"{os.cpu_count()} cores ({cpu}); {swift}\n")
+    width = max(len(r[0]) for r in rows)
+    print(f"| {'benchmark'.ljust(width)} | value | target | result |")
+    print(f"|{'-' * (width + 2)}|---|---|---|")
+    for what, value, target, result in rows:
+        print(f"| {what.ljust(width)} | {value} | {target} | {result} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else ".build/bench-run/results")
