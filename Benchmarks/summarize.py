@@ -60,12 +60,14 @@ def main(folder):
         ))
 
     # 2. Loopback (requests/s from p50 wall clock per batch).
-    def rate(name, count):
-        micros = metric(results, name, "wall clock")
-        return None if micros is None else count / (micros / 1e6)
+    def rate(label, variant, count):
+        micros = metric(results, f"Loopback {label}, interleaved", f"{label} µs: {variant}")
+        return None if not micros else count / (micros / 1e6)
 
-    seq = {k: rate(f"Loopback sequential x200: {k}", SEQUENTIAL) for k in ("bare URLSession", "URLSessionTransport, authenticated", "AsyncHTTPClientTransport, authenticated")}
-    con = {k: rate(f"Loopback concurrent 32x10: {k}", CONCURRENT) for k in seq}
+    names = {"bare URLSession": "bare URLSession", "URLSessionTransport, authenticated": "URLSessionTransport",
+             "AsyncHTTPClientTransport, authenticated": "AsyncHTTPClientTransport"}
+    seq = {k: rate("sequential x200", v, SEQUENTIAL) for k, v in names.items()}
+    con = {k: rate("concurrent 32x10", v, CONCURRENT) for k, v in names.items()}
     if all(seq.values()) and all(con.values()):
         for label, data in (("sequential", seq), ("32-way concurrent", con)):
             ratio = data["URLSessionTransport, authenticated"] / data["bare URLSession"]

@@ -84,7 +84,7 @@ let benchmarks: @Sendable () -> Void = {
         @Sendable func authenticated(_ transport: any HTTPTransport) -> AuthenticatedMe {
             AuthenticatedMe(authenticator: loopbackAuthenticator, transport: transport, url: url)
         }
-        func concurrently(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        @Sendable func concurrently(_ body: @escaping @Sendable () async throws -> Void) async throws {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<concurrency {
                     group.addTask { for _ in 0..<perTask { try await body() } }
@@ -93,43 +93,47 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
 
-        Benchmark("Loopback sequential x\(sequentialBatch): bare URLSession", configuration: loopbackConfiguration) {
-            _ in
-            for _ in 0..<sequentialBatch { try await bareRequest() }
+        // The three variants run inside each iteration, in an order that rotates, each timed on
+        // its own: drift of the shared machine then falls on all of them alike.
+        let variants: [(name: String, run: @Sendable () async throws -> Void)] = [
+            ("bare URLSession", { try await bareRequest() }),
+            ("URLSessionTransport", { blackHole(try await authenticated(urlSessionTransport).request()) }),
+            ("AsyncHTTPClientTransport", { blackHole(try await authenticated(ahcTransport).request()) }),
+        ]
+        func interleaved(
+            _ label: String,
+            _ batch: @escaping @Sendable (@escaping @Sendable () async throws -> Void) async throws -> Void
+        ) {
+            let metrics = variants.map {
+                BenchmarkMetric.custom("\(label) µs: \($0.name)", polarity: .prefersSmaller, useScalingFactor: false)
+            }
+            let rotation = Locked(0)
+            Benchmark(
+                "Loopback \(label), interleaved",
+                configuration: .init(
+                    metrics: [.wallClock, .throughput] + metrics,
+                    warmupIterations: 2,
+                    maxDuration: .seconds(20),
+                    maxIterations: 30
+                )
+            ) { benchmark in
+                let start = rotation.withLock { value -> Int in
+                    defer { value += 1 }
+                    return value
+                }
+                for offset in 0..<variants.count {
+                    let index = (start + offset) % variants.count
+                    let begin = ContinuousClock.now
+                    try await batch(variants[index].run)
+                    let elapsed = ContinuousClock.now - begin
+                    benchmark.measurement(metrics[index], Int(elapsed / .microseconds(1)))
+                }
+            }
         }
-        Benchmark(
-            "Loopback sequential x\(sequentialBatch): URLSessionTransport, authenticated",
-            configuration: loopbackConfiguration
-        ) { _ in
-            let resource = authenticated(urlSessionTransport)
-            for _ in 0..<sequentialBatch { blackHole(try await resource.request()) }
+        interleaved("sequential x\(sequentialBatch)") { request in
+            for _ in 0..<sequentialBatch { try await request() }
         }
-        Benchmark(
-            "Loopback sequential x\(sequentialBatch): AsyncHTTPClientTransport, authenticated",
-            configuration: loopbackConfiguration
-        ) { _ in
-            let resource = authenticated(ahcTransport)
-            for _ in 0..<sequentialBatch { blackHole(try await resource.request()) }
-        }
-        Benchmark(
-            "Loopback concurrent \(concurrency)x\(perTask): bare URLSession", configuration: loopbackConfiguration
-        ) { _ in
-            try await concurrently { try await bareRequest() }
-        }
-        Benchmark(
-            "Loopback concurrent \(concurrency)x\(perTask): URLSessionTransport, authenticated",
-            configuration: loopbackConfiguration
-        ) { _ in
-            let resource = authenticated(urlSessionTransport)
-            try await concurrently { blackHole(try await resource.request()) }
-        }
-        Benchmark(
-            "Loopback concurrent \(concurrency)x\(perTask): AsyncHTTPClientTransport, authenticated",
-            configuration: loopbackConfiguration
-        ) { _ in
-            let resource = authenticated(ahcTransport)
-            try await concurrently { blackHole(try await resource.request()) }
-        }
+        interleaved("concurrent \(concurrency)x\(perTask)") { request in try await concurrently(request) }
     }
 
     // 3. Coalesced refresh: 10,000 concurrent requests, token endpoint answering after 50 ms.

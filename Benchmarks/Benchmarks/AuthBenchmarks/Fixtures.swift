@@ -89,3 +89,16 @@ func residentMemoryKiB() -> Int {
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
 }
+
+/// A value behind a lock, for benchmark bookkeeping.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    // Sound: `value` is only touched inside `withLock`, under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
