@@ -63,8 +63,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable
     /// The request to follow: `request` itself on the same origin, otherwise a copy without
     /// the headers that carry credentials.
     static func redirect(_ request: URLRequest, from originalURL: URL?) -> URLRequest {
-        guard let originalURL, let target = request.url,
-            Origin(originalURL) != nil, Origin(originalURL) == Origin(target)
+        guard let originalURL, let target = request.url, let origin = Origin(originalURL), origin == Origin(target)
         else {
             return request.removingCredentialHeaders()
         }

@@ -37,10 +37,11 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
         for (name, value) in configuration.additionalParameters.sorted(by: { $0.key < $1.key }) {
             items.append(URLQueryItem(name: name, value: value))
         }
-        // URLComponents leaves `+`, `&`-free sub-delims and `/` alone in query values; encode
-        // every reserved character so that values arrive exactly as given.
+        // URLComponents leaves `+` and `/` alone in query values (a `+` would then read as a
+        // space); encode every reserved character so that values arrive exactly as given.
         components.percentEncodedQuery = items.map { item in
-            "\(Self.encode(item.name))=\(Self.encode(item.value ?? ""))"
+            FormEncoding.encode(item.name, spaceAsPlus: false) + "="
+                + FormEncoding.encode(item.value ?? "", spaceAsPlus: false)
         }.joined(separator: "&")
         guard let url = components.url else {
             throw CodeFlowError(.invalidConfiguration, "Could not build the authorization URL.")
@@ -56,17 +57,6 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<4).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
         return Data(bytes).base64URLEncodedString()
-    }
-
-    private static let queryAllowed: CharacterSet = {
-        var allowed = CharacterSet.alphanumerics.intersection(
-            CharacterSet(charactersIn: Unicode.Scalar(0)..<Unicode.Scalar(128)))
-        allowed.insert(charactersIn: "-._~")
-        return allowed
-    }()
-
-    private static func encode(_ value: String) -> String {
-        value.addingPercentEncoding(withAllowedCharacters: queryAllowed) ?? value
     }
 
     /// The URL's endpoint and redirect URI; state and verifier are not shown.

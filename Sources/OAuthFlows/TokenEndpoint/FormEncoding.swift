@@ -1,10 +1,11 @@
 import Foundation
 
 /// `application/x-www-form-urlencoded` as RFC 6749 Appendix B requires: UTF-8, every byte
-/// outside `A-Z a-z 0-9 - . _ *` percent-encoded, space as `+`.
-enum FormEncoding {
+/// outside `A-Z a-z 0-9 - . _ *` percent-encoded, space as `+`. Also used (with `%20` for space)
+/// for the authorization request's query, so every reserved character arrives as given.
+package enum FormEncoding {
     /// Encodes one name or value.
-    static func encode(_ string: String, spaceAsPlus: Bool = true) -> String {
+    package static func encode(_ string: String, spaceAsPlus: Bool = true) -> String {
         var result = ""
         result.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {
@@ -24,7 +25,7 @@ enum FormEncoding {
     }
 
     /// Encodes name-value pairs in order, joined with `&`.
-    static func encode(_ parameters: [(String, String)]) -> String {
+    package static func encode(_ parameters: [(String, String)]) -> String {
         parameters.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
     }
 }
