@@ -7,6 +7,19 @@ import Foundation
 // The lifecycle: which credential a request uses, the one shared refresh, and committing its
 // result. Contract points 1 to 7 of the type's documentation live here.
 extension AuthenticationInterceptor {
+    /// The current credential when a request can use it right away: the path of almost every
+    /// request. Synchronous on purpose, so the common case allocates no async frame and never
+    /// suspends; `nil` sends the request to ``credentialForRequest()``.
+    nonisolated func readyCredential() -> (authenticator: A, credential: Credential)? {
+        let horizon = configuration.clock.now.addingTimeInterval(configuration.leeway)
+        return state.withLock { state in
+            guard state.isSettled, state.refreshTask == nil, let authenticator = state.authenticator,
+                let credential = state.credential, !credential.requiresRefresh(at: horizon)
+            else { return nil }
+            return (authenticator, credential)
+        }
+    }
+
     /// The credential for a request: ready, after the shared refresh, or after the actor has read
     /// the store. Only the last case touches the actor.
     nonisolated func credentialForRequest() async throws -> (authenticator: A, credential: Credential) {

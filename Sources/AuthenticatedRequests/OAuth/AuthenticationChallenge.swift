@@ -11,7 +11,7 @@ public struct AuthenticationChallenge: Hashable, Sendable {
 
     /// Whether the scheme is `name`, ignoring case.
     public func hasScheme(_ name: String) -> Bool {
-        scheme.caseInsensitiveCompare(name) == .orderedSame
+        scheme.isEqualIgnoringASCIICase(to: name)
     }
 
     /// The `error` parameter (RFC 6750 §3), if any.

@@ -18,7 +18,7 @@ public final class BearerTokenAuthenticator: Authenticator {
     /// Sets `Authorization: Bearer <access token>` (the scheme spelled `Bearer` whatever the
     /// server's casing); another token type is applied under its own name.
     public func apply(_ credential: OAuthToken, to urlRequest: inout URLRequest) {
-        urlRequest.setValue(Self.authorization(for: credential), forHTTPHeaderField: "Authorization")
+        urlRequest.setAuthorization(Self.authorization(for: credential))
     }
 
     /// Refreshes through the flow.

@@ -48,8 +48,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
 
     /// Whether the token is a bearer token, whatever the server's casing.
     public var isBearer: Bool {
-        // ASCII comparison: Foundation's caseInsensitiveCompare costs ~0.7 µs per call on Linux.
-        tokenType.utf8.count == 6 && tokenType.lowercased() == "bearer"
+        tokenType.isEqualIgnoringASCIICase(to: "Bearer")
     }
 
     /// `true` when the token has expired by `date`; a token of unknown expiry never does.

@@ -39,7 +39,9 @@ extension URL {
 
     /// Whether a secret may be sent to this URL: `https`, or plain `http` to a loopback address.
     package var isSafeForSecrets: Bool {
-        scheme?.lowercased() == "https" || (scheme?.lowercased() == "http" && isLoopback)
+        guard let scheme else { return false }
+        if scheme.isEqualIgnoringASCIICase(to: "https") { return true }
+        return scheme.isEqualIgnoringASCIICase(to: "http") && isLoopback
     }
 
     /// The URL without query, fragment or user info: safe to show in messages.
