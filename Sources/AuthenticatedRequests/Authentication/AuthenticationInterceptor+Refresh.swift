@@ -13,7 +13,7 @@ extension AuthenticationInterceptor {
     nonisolated func readyCredential() -> (authenticator: A, credential: Credential)? {
         let horizon = configuration.clock.now.addingTimeInterval(configuration.leeway)
         return state.withLock { state in
-            guard state.isSettled, state.refreshTask == nil, let authenticator = state.authenticator,
+            guard state.isSettled, state.refresh == nil, let authenticator = state.authenticator,
                 let credential = state.credential, !credential.requiresRefresh(at: horizon)
             else { return nil }
             return (authenticator, credential)
@@ -29,7 +29,7 @@ extension AuthenticationInterceptor {
             let decision = state.withLock { state -> CredentialDecision<A> in
                 guard state.isSettled else { return .settle }
                 guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
-                if let task = state.refreshTask { return .wait(authenticator, task) }
+                if let refresh = state.refresh { return .wait(authenticator, refresh) }
                 if let credential = state.credential, !credential.requiresRefresh(at: horizon) {
                     return .ready(authenticator, credential)
                 }
@@ -51,7 +51,7 @@ extension AuthenticationInterceptor {
         let now = configuration.clock.now
         let decision = state.withLock { state -> CredentialDecision<A> in
             guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
-            if let task = state.refreshTask { return .wait(authenticator, task) }
+            if let refresh = state.refresh { return .wait(authenticator, refresh) }
             if let credential = state.credential, !authenticator.isRequest(rejected, authenticatedWith: credential) {
                 return .ready(authenticator, credential)
             }
@@ -64,8 +64,8 @@ extension AuthenticationInterceptor {
         switch decision {
         case .ready(let authenticator, let credential):
             return (authenticator, credential)
-        case .wait(let authenticator, let task):
-            return (authenticator, try await task.value)
+        case .wait(let authenticator, let refresh):
+            return (authenticator, try await refresh.value())
         case .fail(let error):
             if let error = error as? AuthenticationError, error.code == .excessiveRefresh {
                 await emit(.refreshFailed, error: error)
@@ -93,20 +93,22 @@ extension AuthenticationInterceptor {
                 )
             )
         }
-        let task = makeRefreshTask(from: stale, by: authenticator, startedGeneration: state.generation)
-        state.refreshTask = task
-        return .wait(authenticator, task)
+        let refresh = startSharedRefresh(from: stale, by: authenticator, startedGeneration: state.generation)
+        state.refresh = refresh
+        return .wait(authenticator, refresh)
     }
 
-    /// The shared refresh: an unstructured task, so cancelling any one waiter does not cancel it.
-    /// It runs on the global executor and comes to the actor only to commit its result.
-    private nonisolated func makeRefreshTask(
+    /// Starts the shared refresh in an unstructured task, so cancelling any one waiter does not
+    /// cancel it. It runs on the global executor and comes to the actor only to commit its
+    /// result; its waiters resume once the result is committed.
+    private nonisolated func startSharedRefresh(
         from stale: Credential?,
         by authenticator: A,
         startedGeneration: UInt64
-    ) -> Task<Credential, any Error> {
+    ) -> SharedRefresh<Credential> {
         let context = self.context
-        return Task {
+        let shared = SharedRefresh<Credential>()
+        Task {
             let result: Result<Credential, any Error>
             do {
                 if let stale {
@@ -119,13 +121,22 @@ extension AuthenticationInterceptor {
             } catch {
                 result = .failure(error)
             }
-            return try await self.commitRefresh(
-                result,
-                obtained: stale == nil,
-                startedGeneration: startedGeneration,
-                authenticator: authenticator
-            )
+            let committed: Result<Credential, any Error>
+            do {
+                committed = .success(
+                    try await self.commitRefresh(
+                        result,
+                        obtained: stale == nil,
+                        startedGeneration: startedGeneration,
+                        authenticator: authenticator
+                    )
+                )
+            } catch {
+                committed = .failure(error)
+            }
+            shared.finish(with: committed)
         }
+        return shared
     }
 
     /// Records the refresh's outcome; its waiters resume once the store has it.
@@ -140,7 +151,7 @@ extension AuthenticationInterceptor {
         // A reconfiguration while the refresh ran: its result belongs to nobody's state.
         let isCurrent = state.withLock { state -> Bool in
             guard state.generation == startedGeneration else { return false }
-            state.refreshTask = nil
+            state.refresh = nil
             switch result {
             case .success(let fresh):
                 state.credential = fresh

@@ -125,7 +125,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         state.withLock { state in
             state.authenticator = authenticator
             state.credential = credential
-            state.refreshTask = nil
+            state.refresh = nil
             state.generation &+= 1
             state.isSettled = isSettled
         }
@@ -167,7 +167,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         needsInitialSave = false
         state.withLock { state in
             state.credential = credential
-            state.refreshTask = nil
+            state.refresh = nil
             state.generation &+= 1
             state.isSettled = true
         }

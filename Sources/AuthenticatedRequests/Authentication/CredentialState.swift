@@ -5,13 +5,13 @@ import Foundation
 /// The actor is the only place that commits a credential (configured, loaded, refreshed,
 /// cleared) and does the store and event work. The request path reads this state without
 /// hopping to the actor, and when the credential needs a refresh it elects the one refresh here,
-/// under the lock: the first caller creates the task and publishes it, every later caller awaits
-/// that same task. Nobody queues on the actor just to learn that a refresh is under way.
+/// under the lock: the first caller starts it and publishes its ``SharedRefresh``, every later
+/// caller awaits that same one. Nobody queues on the actor just to learn that a refresh is under way.
 struct CredentialState<A: Authenticator>: Sendable {
     var authenticator: A?
     var credential: A.Credential?
     /// The one refresh (or first obtain) under way.
-    var refreshTask: Task<A.Credential, any Error>?
+    var refresh: SharedRefresh<A.Credential>?
     var refreshHistory = RefreshHistory()
     /// Bumped on every change of credential or authenticator; a refresh that started under an
     /// older generation does not overwrite newer state.
@@ -25,7 +25,7 @@ enum CredentialDecision<A: Authenticator>: Sendable {
     /// Use this credential now.
     case ready(A, A.Credential)
     /// Wait for the shared refresh.
-    case wait(A, Task<A.Credential, any Error>)
+    case wait(A, SharedRefresh<A.Credential>)
     /// Let the actor read the store (or save the initial credential) first.
     case settle
     /// Fail with this error (no authenticator, or too many refreshes).
