@@ -39,12 +39,29 @@ def main(folder):
     def row(what, value, target, met):
         rows.append((what, value, target, "met" if met else "MISSED"))
 
-    # 1. Overhead (p50 wall clock in µs per request, p50 mallocs per request).
+    # 1. Overhead. The target row: p50 of 1,000-request batches (the cost per request once
+    # running). The single-request iterations also carry the harness's task start per iteration.
     plain, auth = "Overhead: Resource, no authentication", "Overhead: AuthenticatedResource, valid token"
+    batches = "Overhead: batches of 1000, interleaved"
+    b0 = metric(results, batches, "ns per request: Resource, no authentication")
+    b1 = metric(results, batches, "ns per request: AuthenticatedResource, valid token")
     t0, t1 = metric(results, plain, "wall clock"), metric(results, auth, "wall clock")
     m0, m1 = metric(results, plain, "malloc (total)"), metric(results, auth, "malloc (total)")
+    if None not in (b0, b1):
+        overhead = (b1 - b0) / 1000
+        row(
+            "Overhead time per request (auth - plain, p50 of 1,000-request batches)",
+            f"{overhead:.2f} µs ({b0 / 1000:.2f} -> {b1 / 1000:.2f})",
+            "<= 2 µs",
+            overhead <= 2,
+        )
     if None not in (t0, t1, m0, m1):
-        row("Overhead time per request (auth - plain, p50)", f"{t1 - t0:.2f} µs ({t0:.2f} -> {t1:.2f})", "<= 2 µs", t1 - t0 <= 2)
+        rows.append((
+            "(info) Overhead, one request per iteration (p50, incl. harness task start)",
+            f"{t1 - t0:.2f} µs ({t0:.2f} -> {t1:.2f})",
+            "-",
+            "-",
+        ))
         row("Overhead allocations per request (auth - plain, p50)", f"{m1 - m0:.0f} ({m0:.0f} -> {m1:.0f})", "<= 8", m1 - m0 <= 8)
 
     f0 = metric(results, "Floor: URLRequest(url:)", "wall clock")
@@ -53,7 +70,7 @@ def main(folder):
     a1 = metric(results, "Floor: URLRequest(url:) + setValue(Authorization)", "malloc (total)")
     if None not in (f0, f1, a0, a1):
         rows.append((
-            "(floor) Foundation: one setValue(Authorization) on a URLRequest",
+            "(info) Foundation's setValue(Authorization), which the Linux path skips",
             f"{f1 - f0:.2f} µs, {a1 - a0:.0f} allocations",
             "-",
             "-",
@@ -105,6 +122,16 @@ def main(folder):
             f"<= (valid + 50 ms) x 1.1 = {limit / 1000:.1f} ms",
             te <= limit,
         )
+
+    floor_task = metric(results, "Floor: 10000 tasks await one 50 ms Task's value", "wall clock")
+    floor_continuation = metric(results, "Floor: 10000 tasks await one 50 ms refresh on continuations", "wall clock")
+    if None not in (floor_task, floor_continuation):
+        rows.append((
+            "(info) Runtime: 10,000 tasks wait 50 ms, Task.value vs continuations (p50)",
+            f"{floor_task / 1000:.1f} ms vs {floor_continuation / 1000:.1f} ms",
+            "-",
+            "-",
+        ))
 
     # 4. Memory.
     growth = metric(results, "Memory: 100000 authenticated requests", "RSS growth")

@@ -102,3 +102,27 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
         return body(&value)
     }
 }
+
+/// Continuations resumed together, as the engine's shared refresh keeps its waiters.
+final class Waiters: Sendable {
+    private let state = Locked<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if !state.done { state.waiting.append(continuation) }
+                return state.done
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    func resumeAll() {
+        let waiting = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.done = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+}
