@@ -224,6 +224,30 @@ import Testing
         #expect(try await storedToken()?.accessToken == "access-1")
     }
 
+    @Test func aCancelledWaiterStopsWaitingBeforeTheRefreshEnds() async throws {
+        api.accept(["access-1"])
+        let gate = Gate()
+        flow.state.withLock { $0.gate = gate }
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1))
+        let resource = Me(authenticator: authenticator, transport: api.transport)
+        let first = Task { try await resource.request() }
+        #expect(await eventually { flow.refreshCalls == 1 })
+        let ended = Locked(false)
+        let waiter = Task {
+            defer { ended.withLock { $0 = true } }
+            return try await resource.request()
+        }
+        for _ in 0..<100 { await Task.yield() }
+        waiter.cancel()
+        // The gate is still closed: the refresh has not returned, yet the waiter has ended.
+        #expect(await eventually { ended.withLock { $0 } })
+        #expect(api.seenAuthorizations.isEmpty)
+        await gate.open()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(try await first.value.name == "Ada")
+        #expect(flow.refreshCalls == 1)
+    }
+
     // 6
     @Test func aFailingRefreshFailsEveryWaiterWithItsErrorAndKeepsTheCredential() async throws {
         let gate = Gate()
