@@ -17,9 +17,21 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
+        .target(
+            name: "RequestFixtures",
+            dependencies: [.product(name: "AuthenticatedRequests", package: rootIdentity)],
+            path: "Fixtures"
+        ),
+        // Benchmarks/profile: instructions per request under callgrind.
+        .executableTarget(
+            name: "RequestProfile",
+            dependencies: ["RequestFixtures", .product(name: "AuthenticatedRequests", package: rootIdentity)],
+            path: "Profiling"
+        ),
         .executableTarget(
             name: "AuthBenchmarks",
             dependencies: [
+                "RequestFixtures",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AuthenticatedRequests", package: rootIdentity),
                 .product(name: "AsyncHTTPClientTransport", package: rootIdentity),
@@ -27,7 +39,7 @@ let package = Package(
             ],
             path: "Benchmarks/AuthBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,6 +5,7 @@ import AsyncHTTPClientTransport
 import AuthenticatedRequests
 import Benchmark
 import Foundation
+import RequestFixtures
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

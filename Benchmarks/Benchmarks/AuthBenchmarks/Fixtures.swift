@@ -1,5 +1,6 @@
 import AuthenticatedRequests
 import Foundation
+import RequestFixtures
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -8,51 +9,6 @@ import Foundation
 #if canImport(Glibc)
     import Glibc
 #endif
-
-struct Profile: Decodable, Sendable {
-    let name: String
-}
-
-/// The same endpoint, without authentication.
-struct PlainMe: Resource {
-    typealias Output = Profile
-    let transport: any HTTPTransport
-    let url: URL
-    func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
-}
-
-/// The same endpoint, through an authenticator.
-struct AuthenticatedMe: AuthenticatedResource {
-    typealias Output = Profile
-    let authenticator: any RequestAuthenticator
-    let transport: any HTTPTransport
-    let url: URL
-    func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
-}
-
-enum Fixtures {
-    static let apiURL = URL(string: "https://api.example.com/me")!
-    static let body = Data(#"{"name":"Ada"}"#.utf8)
-    static let response = HTTPURLResponse(
-        url: apiURL,
-        statusCode: 200,
-        httpVersion: "HTTP/1.1",
-        headerFields: ["Content-Type": "application/json"]
-    )!
-
-    /// Answers every request with one prebuilt reply: the transport costs the same in both
-    /// overhead benchmarks, so their difference is the authentication layer.
-    static let inMemoryAPI = InMemoryTransport { _ in (body, response) }
-
-    static func validToken() -> OAuthToken {
-        OAuthToken(
-            accessToken: "benchmark-access-token", expiresAt: Date().addingTimeInterval(86_400), refreshToken: "rt")
-    }
-
-    static func expiredToken() -> OAuthToken {
-        OAuthToken(accessToken: "expired-access-token", expiresAt: Date().addingTimeInterval(-10), refreshToken: "rt")
-    }
-}
 
 /// A flow whose token endpoint answers after `delay` and counts its calls.
 final class SlowTokenEndpointFlow: OAuthFlow {
@@ -88,19 +44,6 @@ func residentMemoryKiB() -> Int {
     let fields = statm.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
-}
-
-/// A value behind a lock, for benchmark bookkeeping.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    // Sound: `value` is only touched inside `withLock`, under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
 }
 
 /// Continuations resumed together, as the engine's shared refresh keeps its waiters.

@@ -1,0 +1,80 @@
+// The endpoint and replies shared by the benchmarks and the instruction-count profile.
+import AuthenticatedRequests
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The JSON document the endpoint returns.
+package struct Profile: Decodable, Sendable {
+    package let name: String
+}
+
+/// The same endpoint, without authentication.
+package struct PlainMe: Resource {
+    package typealias Output = Profile
+    package let transport: any HTTPTransport
+    package let url: URL
+
+    package init(transport: any HTTPTransport, url: URL) {
+        self.transport = transport
+        self.url = url
+    }
+
+    package func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+}
+
+/// The same endpoint, through an authenticator.
+package struct AuthenticatedMe: AuthenticatedResource {
+    package typealias Output = Profile
+    package let authenticator: any RequestAuthenticator
+    package let transport: any HTTPTransport
+    package let url: URL
+
+    package init(authenticator: any RequestAuthenticator, transport: any HTTPTransport, url: URL) {
+        self.authenticator = authenticator
+        self.transport = transport
+        self.url = url
+    }
+
+    package func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+}
+
+/// The endpoint, its one reply, and tokens.
+package enum Fixtures {
+    package static let apiURL = URL(string: "https://api.example.com/me")!
+    package static let body = Data(#"{"name":"Ada"}"#.utf8)
+    package static let response = HTTPURLResponse(
+        url: apiURL,
+        statusCode: 200,
+        httpVersion: "HTTP/1.1",
+        headerFields: ["Content-Type": "application/json"]
+    )!
+
+    /// Answers every request with one prebuilt reply: the transport costs the same in both
+    /// overhead benchmarks, so their difference is the authentication layer.
+    package static let inMemoryAPI = InMemoryTransport { _ in (body, response) }
+
+    package static func validToken() -> OAuthToken {
+        OAuthToken(
+            accessToken: "benchmark-access-token", expiresAt: Date().addingTimeInterval(86_400), refreshToken: "rt")
+    }
+
+    package static func expiredToken() -> OAuthToken {
+        OAuthToken(accessToken: "expired-access-token", expiresAt: Date().addingTimeInterval(-10), refreshToken: "rt")
+    }
+}
+
+/// A value behind a lock, for benchmark bookkeeping.
+package final class Locked<Value: Sendable>: @unchecked Sendable {
+    // Sound: `value` is only touched inside `withLock`, under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+    package init(_ value: Value) { self.value = value }
+    package func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
