@@ -15,7 +15,8 @@ import Foundation
 ///    and retries once, never more;
 /// 4. retries without a refresh when the rejected request carried an older credential than the
 ///    current one;
-/// 5. shares one refresh among all concurrent callers; a caller's cancellation does not cancel it;
+/// 5. shares one refresh among all concurrent callers; a cancelled caller stops waiting at once,
+///    and its cancellation does not cancel the refresh;
 /// 6. fails every waiter with the refresh's error, clearing the credential when the authenticator
 ///    says the grant is dead and keeping it otherwise;
 /// 7. stops refresh loops with ``AuthenticationError/Code/excessiveRefresh``;
