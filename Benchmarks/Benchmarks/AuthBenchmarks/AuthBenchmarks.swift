@@ -142,27 +142,36 @@ let benchmarks: @Sendable () -> Void = {
             let metrics = variants.map {
                 BenchmarkMetric.custom("\(label) µs: \($0.name)", polarity: .prefersSmaller, useScalingFactor: false)
             }
+            // Throughput ratios of the batches of one iteration (x1000): the variants are paired
+            // under the same machine state, which the separate percentiles above are not.
+            let ratios = ["URLSessionTransport / bare", "AsyncHTTPClientTransport / URLSessionTransport"].map {
+                BenchmarkMetric.custom("\(label) ratio x1000: \($0)", polarity: .prefersLarger, useScalingFactor: false)
+            }
             let rotation = Locked(0)
             Benchmark(
                 "Loopback \(label), interleaved",
                 configuration: .init(
-                    metrics: [.wallClock, .throughput] + metrics,
+                    metrics: [.wallClock, .throughput] + metrics + ratios,
                     warmupIterations: 2,
-                    maxDuration: .seconds(20),
-                    maxIterations: 30
+                    maxDuration: .seconds(45),
+                    maxIterations: 60
                 )
             ) { benchmark in
                 let start = rotation.withLock { value -> Int in
                     defer { value += 1 }
                     return value
                 }
+                var micros = [Int](repeating: 1, count: variants.count)
                 for offset in 0..<variants.count {
                     let index = (start + offset) % variants.count
                     let begin = ContinuousClock.now
                     try await batch(variants[index].run)
-                    let elapsed = ContinuousClock.now - begin
-                    benchmark.measurement(metrics[index], Int(elapsed / .microseconds(1)))
+                    micros[index] = max(1, Int((ContinuousClock.now - begin) / .microseconds(1)))
+                    benchmark.measurement(metrics[index], micros[index])
                 }
+                // Variants 0, 1, 2: bare URLSession, URLSessionTransport, AsyncHTTPClientTransport.
+                benchmark.measurement(ratios[0], micros[0] * 1000 / micros[1])
+                benchmark.measurement(ratios[1], micros[1] * 1000 / micros[2])
             }
         }
         interleaved("sequential x\(sequentialBatch)") { request in

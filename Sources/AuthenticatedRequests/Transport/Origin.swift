@@ -29,7 +29,10 @@ package struct Origin: Hashable, Sendable {
 extension URL {
     /// Whether the host is a loopback address (`localhost`, `127.0.0.0/8`, `::1`).
     package var isLoopback: Bool {
-        guard var host = host?.lowercased() else { return false }
+        guard let original = host else { return false }
+        // The common spellings first: this runs for every request to a loopback `http` URL.
+        if original == "127.0.0.1" || original == "localhost" || original == "::1" { return true }
+        var host = original.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
