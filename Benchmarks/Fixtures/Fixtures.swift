@@ -78,3 +78,13 @@ package final class Locked<Value: Sendable>: @unchecked Sendable {
         return body(&value)
     }
 }
+
+extension Locked where Value == Int {
+    /// The counter's value, then one more: which variant of an interleaved benchmark goes first.
+    package func next() -> Int {
+        withLock { value in
+            defer { value += 1 }
+            return value
+        }
+    }
+}

@@ -59,10 +59,7 @@ let benchmarks: @Sendable () -> Void = {
         let plain = PlainMe(transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
         let authenticated = AuthenticatedMe(
             authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
-        let first = batchOrder.withLock { value -> Int in
-            defer { value += 1 }
-            return value % 2
-        }
+        let first = batchOrder.next() % 2
         var nanoseconds = [0, 0]
         for index in [first, 1 - first] {
             let begin = ContinuousClock.now
@@ -157,10 +154,7 @@ let benchmarks: @Sendable () -> Void = {
                     maxIterations: 60
                 )
             ) { benchmark in
-                let start = rotation.withLock { value -> Int in
-                    defer { value += 1 }
-                    return value
-                }
+                let start = rotation.next()
                 var micros = [Int](repeating: 1, count: variants.count)
                 for offset in 0..<variants.count {
                     let index = (start + offset) % variants.count
