@@ -187,7 +187,8 @@ let awkwardSecret = "a&b=c+d/é"
     @Test func a2MiBBodyIsRefused() async throws {
         let big =
             Data(#"{"access_token":""#.utf8) + Data(repeating: UInt8(ascii: "a"), count: 2 << 20) + Data(#""}"#.utf8)
-        let error = await #expect(throws: TokenEndpointError.self) { try await parse(body: big) }
+        // The transport enforces the cap for every request to the authorization server.
+        let error = await #expect(throws: HTTPTransportError.self) { try await parse(body: big) }
         #expect(error?.code == .responseTooLarge)
         #expect((error?.description.count ?? .max) < 600, "the message stays short")
     }

@@ -14,8 +14,12 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         /// The server said the grant is dead (e.g. `invalid_grant` on refresh); the credential was
         /// cleared and the user must sign in again.
         public static let reauthenticationRequired = Code("re-authentication required")
-        /// The refresh failed for another reason (network, server error); the credential was kept.
+        /// The refresh failed for another reason (network, server error, the server's
+        /// `Retry-After` still running); the credential was kept.
         public static let refreshFailed = Code("refresh failed")
+        /// Obtaining a first credential failed (e.g. the client credentials grant was refused);
+        /// nothing was stored. Not a refresh: there was no credential to refresh.
+        public static let obtainFailed = Code("obtain failed")
         /// More refreshes than allowed happened within the window; no further refresh was attempted.
         public static let excessiveRefresh = Code("excessive refresh")
         /// The request would have sent a credential over plain `http` to a non-loopback host.

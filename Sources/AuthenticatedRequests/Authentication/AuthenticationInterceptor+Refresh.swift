@@ -10,88 +10,146 @@ extension AuthenticationInterceptor {
     /// The current credential when a request can use it right away: the path of almost every
     /// request. Synchronous on purpose, so the common case allocates no async frame and never
     /// suspends; `nil` sends the request to ``credentialForRequest()``.
-    nonisolated func readyCredential() -> (authenticator: A, credential: Credential)? {
-        let horizon = configuration.clock.now.addingTimeInterval(configuration.leeway)
+    nonisolated func readyCredential() -> (authenticator: A, credential: Credential, epoch: UInt64)? {
+        let now = configuration.clock.now
+        let leeway = configuration.leeway
         return state.withLock { state in
             guard state.isSettled, state.refresh == nil, let authenticator = state.authenticator,
-                let credential = state.credential, !credential.requiresRefresh(at: horizon)
+                let credential = state.credential, !credential.requiresRefresh(now: now, leeway: leeway)
             else { return nil }
-            return (authenticator, credential)
+            return (authenticator, credential, state.refreshEpoch)
         }
+    }
+
+    /// How many times a request may go round the decision loop: a refreshed credential that
+    /// still needs a refresh goes round again, and each round counts against the refresh limit,
+    /// so the loop ends in ``AuthenticationError/Code/excessiveRefresh`` at the latest here.
+    private nonisolated var maximumRounds: Int {
+        Swift.min(Swift.max(configuration.refreshLimit.maximumCount, 0), 1_000) + 3
     }
 
     /// The credential for a request: ready, after the shared refresh, or after the actor has read
     /// the store. Only the last case touches the actor.
-    nonisolated func credentialForRequest() async throws -> (authenticator: A, credential: Credential) {
-        for _ in 0..<2 {
+    ///
+    /// A refreshed credential that still needs a refresh (a server that issues already expired
+    /// tokens) is not sent: the request waits for another refresh, which counts against the
+    /// limit, as Alamofire's interceptor does.
+    nonisolated func credentialForRequest() async throws -> (
+        authenticator: A, credential: Credential, epoch: UInt64
+    ) {
+        for _ in 0..<maximumRounds {
             let now = configuration.clock.now
-            let horizon = now.addingTimeInterval(configuration.leeway)
+            let leeway = configuration.leeway
             let decision = state.withLock { state -> CredentialDecision<A> in
                 guard state.isSettled else { return .settle }
                 guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
                 if let refresh = state.refresh { return .wait(authenticator, refresh) }
-                if let credential = state.credential, !credential.requiresRefresh(at: horizon) {
+                if let credential = state.credential, !credential.requiresRefresh(now: now, leeway: leeway) {
                     return .ready(authenticator, credential)
                 }
                 return startRefresh(&state, from: state.credential, by: authenticator, at: now)
             }
-            if case .settle = decision {
+            switch decision {
+            case .settle:
                 try await settle()
-                continue
+            case .ready(let authenticator, let credential):
+                return (authenticator, credential, currentEpoch)
+            case .wait(let authenticator, let refresh):
+                let credential = try await refresh.value()
+                if !credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway) {
+                    return (authenticator, credential, currentEpoch)
+                }
+            case .fail(let error):
+                try await fail(with: error)
             }
-            return try await resolve(decision)
         }
-        throw Self.missingCredential
+        throw excessiveRefresh
     }
 
-    /// The credential for retrying a request the server rejected: the current one when the
-    /// request carried an older one (no refresh), otherwise the shared refresh.
-    nonisolated func credentialForRetry(of rejected: URLRequest) async throws -> (A, Credential) {
-        await emit(.requestRetried, url: rejected.url)
-        let now = configuration.clock.now
-        let decision = state.withLock { state -> CredentialDecision<A> in
-            guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
-            if let refresh = state.refresh { return .wait(authenticator, refresh) }
-            if let credential = state.credential, !authenticator.isRequest(rejected, authenticatedWith: credential) {
-                return .ready(authenticator, credential)
+    /// The credential for retrying a request the server rejected.
+    ///
+    /// - The current one, without a refresh, when the request carried an older one.
+    /// - Otherwise the shared refresh; the refreshed credential is checked with
+    ///   ``Authenticator/isRequest(_:authenticatedWith:)`` too, so a request is never retried with
+    ///   the credential it was rejected with (a refresh in flight may end with it).
+    /// - The error of the refresh from the same credential that ended after the request was sent,
+    ///   instead of a second refresh from a credential that already failed (Alamofire #3290).
+    /// - ``AuthenticationError/Code/missingCredential`` when the credential was cleared (sign-out)
+    ///   while the request was on its way.
+    nonisolated func credentialForRetry(of rejected: URLRequest, sentAtEpoch epoch: UInt64) async throws -> (
+        A, Credential
+    ) {
+        for _ in 0..<maximumRounds {
+            let now = configuration.clock.now
+            let leeway = configuration.leeway
+            let decision = state.withLock { state -> CredentialDecision<A> in
+                guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
+                let carriesCurrent = state.credential.map { authenticator.isRequest(rejected, authenticatedWith: $0) }
+                if let failure = state.lastFailure, failure.epoch > epoch, carriesCurrent ?? true {
+                    return .fail(failure.error)
+                }
+                if let refresh = state.refresh { return .wait(authenticator, refresh) }
+                guard let credential = state.credential, let carriesCurrent else {
+                    return .fail(Self.missingCredential)
+                }
+                if !carriesCurrent, !credential.requiresRefresh(now: now, leeway: leeway) {
+                    return .ready(authenticator, credential)
+                }
+                return startRefresh(&state, from: credential, by: authenticator, at: now)
             }
-            return startRefresh(&state, from: state.credential, by: authenticator, at: now)
+            switch decision {
+            case .settle:
+                try await settle()
+            case .ready(let authenticator, let credential):
+                return (authenticator, credential)
+            case .wait(let authenticator, let refresh):
+                let credential = try await refresh.value()
+                if !authenticator.isRequest(rejected, authenticatedWith: credential),
+                    !credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway)
+                {
+                    return (authenticator, credential)
+                }
+            case .fail(let error):
+                try await fail(with: error)
+            }
         }
-        return try await resolve(decision)
+        throw excessiveRefresh
     }
 
-    private nonisolated func resolve(_ decision: CredentialDecision<A>) async throws -> (A, Credential) {
-        switch decision {
-        case .ready(let authenticator, let credential):
-            return (authenticator, credential)
-        case .wait(let authenticator, let refresh):
-            return (authenticator, try await refresh.value())
-        case .fail(let error):
-            if let error = error as? AuthenticationError, error.code == .excessiveRefresh {
-                await emit(.refreshFailed, error: error)
-            }
-            throw error
-        case .settle:
-            throw Self.missingCredential
+    private nonisolated var currentEpoch: UInt64 { state.withLock { $0.refreshEpoch } }
+
+    private nonisolated func fail(with error: any Error) async throws -> Never {
+        if let error = error as? AuthenticationError, error.code == .excessiveRefresh {
+            await emit(.refreshFailed, error: error)
         }
+        throw error
+    }
+
+    private nonisolated var excessiveRefresh: AuthenticationError {
+        let limit = configuration.refreshLimit
+        return AuthenticationError(
+            code: .excessiveRefresh,
+            message: "More than \(limit.maximumCount) refreshes within \(limit.window.formattedSeconds) seconds; "
+                + "not refreshing again."
+        )
     }
 
     /// Elects the refresh: called under the state lock by the first caller that needs one.
+    ///
+    /// Refused while the server's `Retry-After` lasts, and when the server already answered as
+    /// many refreshes as the limit allows within its window. Obtaining a first credential
+    /// (`stale == nil`) is not a refresh and is not limited.
     private nonisolated func startRefresh(
         _ state: inout CredentialState<A>,
         from stale: Credential?,
         by authenticator: A,
         at now: Date
     ) -> CredentialDecision<A> {
-        let limit = configuration.refreshLimit
-        guard state.refreshHistory.record(at: now, within: limit) else {
-            return .fail(
-                AuthenticationError(
-                    code: .excessiveRefresh,
-                    message: "More than \(limit.maximumCount) refreshes within \(Int(limit.window)) seconds; "
-                        + "not refreshing again."
-                )
-            )
+        if let backoff = state.backoff, let until = backoff.until, now < until {
+            return .fail(backoff.error)
+        }
+        if stale != nil, state.refreshHistory.isExhausted(at: now, within: configuration.refreshLimit) {
+            return .fail(excessiveRefresh)
         }
         let refresh = startSharedRefresh(from: stale, by: authenticator, startedGeneration: state.generation)
         state.refresh = refresh
@@ -145,57 +203,109 @@ extension AuthenticationInterceptor {
     }
 
     /// Records the refresh's outcome; its waiters resume once the store has it.
+    ///
+    /// When the credential changed while the refresh ran (a sign-out, ``setCredential(_:)``), the
+    /// refresh's result belongs to nobody: it is neither stored nor handed to the waiters, who get
+    /// the current credential, or ``AuthenticationError/Code/missingCredential`` after a sign-out.
     private func commitRefresh(
         _ result: Result<Credential, any Error>,
         obtained: Bool,
         startedGeneration: UInt64,
         authenticator: A
     ) async throws -> Credential {
-        var invalidated = false
-        if case .failure(let error) = result { invalidated = authenticator.isCredentialInvalidated(by: error) }
-        // A reconfiguration while the refresh ran: its result belongs to nobody's state.
-        let isCurrent = state.withLock { state -> Bool in
-            guard state.generation == startedGeneration else { return false }
+        let now = configuration.clock.now
+        var failure: (error: any Error, committed: any Error, invalidated: Bool)?
+        if case .failure(let error) = result {
+            let invalidated = authenticator.isCredentialInvalidated(by: error)
+            failure = (
+                error, Self.committedError(for: error, obtained: obtained, invalidated: invalidated), invalidated
+            )
+        }
+        let answered = failure.map { !Self.isConnectivityFailure($0.error) } ?? true
+        let superseded = state.withLock { state -> (current: Credential?, isSuperseded: Bool) in
+            guard state.generation == startedGeneration else { return (state.credential, true) }
             state.refresh = nil
+            state.refreshEpoch &+= 1
+            if answered, !obtained { state.refreshHistory.record(at: now) }
             switch result {
             case .success(let fresh):
                 state.credential = fresh
                 state.generation &+= 1
-            case .failure where invalidated:
-                state.credential = nil
-                state.generation &+= 1
+                state.lastFailure = nil
+                state.backoff = nil
             case .failure:
-                break
+                guard let failure else { break }
+                if failure.invalidated {
+                    state.credential = nil
+                    state.generation &+= 1
+                }
+                state.lastFailure = RefreshFailure(epoch: state.refreshEpoch, error: failure.committed)
+                if let until = (failure.error as? any RetryAfterError)?.retryAfter, until > now {
+                    state.backoff = RefreshFailure(epoch: state.refreshEpoch, error: failure.committed, until: until)
+                }
             }
-            return true
+            return (nil, false)
+        }
+        if superseded.isSuperseded {
+            let leeway = configuration.leeway
+            guard let current = superseded.current, !current.requiresRefresh(now: now, leeway: leeway) else {
+                throw AuthenticationError(
+                    code: .missingCredential,
+                    message: "The credential was cleared while it was being refreshed; sign in again."
+                )
+            }
+            return current
         }
         switch result {
         case .success(let fresh):
-            guard isCurrent else { return fresh }
             await save(fresh)
             emit(obtained ? .credentialObtained : .credentialRefreshed)
             return fresh
-        case .failure(let error as AuthenticationError) where error.code == .missingCredential:
-            throw error
         case .failure(let error):
-            emit(.refreshFailed, error: error)
-            if isCurrent, invalidated {
+            guard let failure else { throw error }
+            if (failure.committed as? AuthenticationError)?.code != .missingCredential {
+                emit(.refreshFailed, error: failure.committed)
+            }
+            if failure.invalidated {
                 await removeFromStore()
                 emit(.credentialCleared)
-                throw AuthenticationError(
-                    code: .reauthenticationRequired,
-                    message: "The authorization server rejected the grant; sign in again.",
-                    underlyingError: error
-                )
             }
-            if error is CancellationError { throw error }
-            throw AuthenticationError(
-                code: .refreshFailed,
-                message: obtained
-                    ? "Could not obtain a credential; nothing was stored."
-                    : "Could not refresh the credential; it was kept.",
+            throw failure.committed
+        }
+    }
+
+    /// The error every waiter of a failed refresh gets.
+    private static func committedError(for error: any Error, obtained: Bool, invalidated: Bool) -> any Error {
+        if let error = error as? AuthenticationError, error.code == .missingCredential { return error }
+        if error is CancellationError { return error }
+        if invalidated {
+            return AuthenticationError(
+                code: .reauthenticationRequired,
+                message: "The authorization server rejected the grant; sign in again.",
                 underlyingError: error
             )
+        }
+        if obtained {
+            return AuthenticationError(
+                code: .obtainFailed,
+                message: "Could not obtain a credential; nothing was stored.",
+                underlyingError: error
+            )
+        }
+        return AuthenticationError(
+            code: .refreshFailed,
+            message: "Could not refresh the credential; it was kept.",
+            underlyingError: error
+        )
+    }
+
+    /// Whether `error` means the authorization server never answered (network down, timeout,
+    /// cancelled): such a refresh does not count against the ``RefreshLimit``.
+    static func isConnectivityFailure(_ error: any Error) -> Bool {
+        switch error {
+        case is URLError, is CancellationError, is POSIXError: return true
+        case let error as HTTPTransportError: return error.code == .timedOut
+        default: return false
         }
     }
 }

@@ -40,6 +40,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         public var tokenTransport: any HTTPTransport
         /// Whether credentials may go over plain `http` to non-loopback hosts; `false` unless given.
         public var allowsInsecureHTTP: Bool
+        /// The total deadline of each request to the authorization server, in seconds; 30 unless
+        /// given. When it passes, the shared refresh is cancelled and every request waiting for
+        /// it fails at once.
+        public var authorizationServerTimeout: TimeInterval
 
         /// Creates a configuration.
         public init(
@@ -47,13 +51,15 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             refreshLimit: RefreshLimit = RefreshLimit(),
             clock: any WallClock = SystemWallClock(),
             tokenTransport: any HTTPTransport = URLSessionTransport.shared,
-            allowsInsecureHTTP: Bool = false
+            allowsInsecureHTTP: Bool = false,
+            authorizationServerTimeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout
         ) {
             self.leeway = leeway
             self.refreshLimit = refreshLimit
             self.clock = clock
             self.tokenTransport = tokenTransport
             self.allowsInsecureHTTP = allowsInsecureHTTP
+            self.authorizationServerTimeout = authorizationServerTimeout
         }
     }
 
@@ -75,7 +81,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         AuthenticationContext(
             transport: configuration.tokenTransport,
             clock: configuration.clock,
-            allowsInsecureHTTP: configuration.allowsInsecureHTTP
+            allowsInsecureHTTP: configuration.allowsInsecureHTTP,
+            timeout: configuration.authorizationServerTimeout
         )
     }
 
@@ -126,7 +133,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         state.withLock { state in
             state.authenticator = authenticator
             state.credential = credential
-            state.refresh = nil
+            state.resetRefreshState()
             state.generation &+= 1
             state.isSettled = isSettled
         }
@@ -149,6 +156,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     }
 
     /// Replaces the current credential, e.g. after a sign-in done elsewhere; saved to the store.
+    ///
+    /// A refresh under way is abandoned: requests waiting for it use `credential` instead, and
+    /// the refresh budget of the ``RefreshLimit`` starts afresh.
     public func setCredential(_ credential: Credential) async {
         commit(credential)
         await save(credential)
@@ -156,6 +166,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     }
 
     /// Forgets the credential, in memory and in the store (sign-out).
+    ///
+    /// A refresh under way is abandoned: its result is neither stored nor sent, and requests
+    /// waiting for it fail with ``AuthenticationError/Code/missingCredential``.
     public func clearCredential() async {
         commit(nil)
         await removeFromStore()
@@ -168,7 +181,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         needsInitialSave = false
         state.withLock { state in
             state.credential = credential
-            state.refresh = nil
+            state.resetRefreshState()
             state.generation &+= 1
             state.isSettled = true
         }
@@ -208,13 +221,16 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     ) async throws -> (Data, HTTPURLResponse) {
         var authenticated = request
         let authenticator: A
-        if let (readyAuthenticator, credential) = readyCredential() {
+        let epoch: UInt64
+        if let (readyAuthenticator, credential, readyEpoch) = readyCredential() {
             authenticator = readyAuthenticator
+            epoch = readyEpoch
             try authenticate(&authenticated, with: credential, by: authenticator)
         } else {
-            let (awaitedAuthenticator, credential) = try await credentialForRequest()
+            let (awaitedAuthenticator, credential, awaitedEpoch) = try await credentialForRequest()
             try Task.checkCancellation()
             authenticator = awaitedAuthenticator
+            epoch = awaitedEpoch
             try authenticate(&authenticated, with: credential, by: authenticator)
         }
         let (body, response) = try await transport.send(authenticated)
@@ -226,19 +242,24 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         else {
             return (body, response)
         }
-        return try await retry(authenticated, over: transport)
+        return try await retry(authenticated, sentAtEpoch: epoch, over: transport)
     }
 
-    /// Sends `rejected` again with the current credential: refreshed, or newer than the one the
-    /// server rejected. Applying it replaces the rejected one's header.
+    /// Sends `rejected` again, once, with the current credential: refreshed, or newer than the
+    /// one the server rejected. Applying it replaces the rejected one's header.
+    ///
+    /// Alamofire's interceptor retries as often as its retrier says; this one retries exactly
+    /// once, so a server that rejects every credential costs one refresh per request, not a loop.
     private nonisolated func retry(
         _ rejected: URLRequest,
+        sentAtEpoch epoch: UInt64,
         over transport: any HTTPTransport
     ) async throws -> (Data, HTTPURLResponse) {
-        let (authenticator, credential) = try await credentialForRetry(of: rejected)
+        let (authenticator, credential) = try await credentialForRetry(of: rejected, sentAtEpoch: epoch)
         try Task.checkCancellation()
         var request = rejected
         try authenticate(&request, with: credential, by: authenticator)
+        await emit(.requestRetried, url: rejected.url)
         return try await transport.send(request)
     }
 

@@ -13,9 +13,19 @@ public protocol AuthenticationCredential: Codable, Sendable {
     /// The ``AuthenticationInterceptor`` asks with `now + leeway`, so a credential that
     /// expires within the leeway is refreshed before a request goes out.
     func requiresRefresh(at date: Date) -> Bool
+
+    /// Whether the credential must be refreshed before a request sent at `now`, given the
+    /// interceptor's leeway. The default is `requiresRefresh(at: now + leeway)`; a credential that
+    /// knows its lifetime can use less leeway for short-lived credentials (``OAuthToken`` does).
+    func requiresRefresh(now: Date, leeway: TimeInterval) -> Bool
 }
 
 extension AuthenticationCredential {
+    /// `requiresRefresh(at: now + leeway)`.
+    public func requiresRefresh(now: Date, leeway: TimeInterval) -> Bool {
+        requiresRefresh(at: now.addingTimeInterval(leeway))
+    }
+
     /// Whether the credential must be refreshed before it is used now (no leeway).
     public var requiresRefresh: Bool { requiresRefresh(at: Date()) }
 }
@@ -109,16 +119,26 @@ public struct AuthenticationContext: Sendable {
     public let clock: any WallClock
     /// Whether secrets may be sent over plain `http` to hosts other than loopback.
     public let allowsInsecureHTTP: Bool
+    /// The total deadline of each request to the authorization server, in seconds (connect,
+    /// headers and the whole body); 30 unless given.
+    public let timeout: TimeInterval
 
     /// Creates a context.
     public init(
         transport: any HTTPTransport,
         clock: any WallClock = SystemWallClock(),
-        allowsInsecureHTTP: Bool = false
+        allowsInsecureHTTP: Bool = false,
+        timeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout
     ) {
         self.transport = transport
         self.clock = clock
         self.allowsInsecureHTTP = allowsInsecureHTTP
+        self.timeout = timeout
+    }
+
+    /// The options for a request to the authorization server: no redirects, ``timeout``, 1 MiB.
+    public var authorizationServerOptions: HTTPTransportOptions {
+        .authorizationServer(timeout: timeout)
     }
 }
 

@@ -12,12 +12,42 @@ struct CredentialState<A: Authenticator>: Sendable {
     var credential: A.Credential?
     /// The one refresh (or first obtain) under way.
     var refresh: SharedRefresh<A.Credential>?
+    /// The refreshes the authorization server answered, for the ``RefreshLimit``.
     var refreshHistory = RefreshHistory()
     /// Bumped on every change of credential or authenticator; a refresh that started under an
     /// older generation does not overwrite newer state.
     var generation: UInt64 = 0
+    /// Bumped whenever a refresh finishes, so a request can tell whether a refresh ended after
+    /// it was sent.
+    var refreshEpoch: UInt64 = 0
+    /// The last refresh's failure while its credential is still current: a rejection that
+    /// arrives late for a request sent before it gets this error instead of a second refresh
+    /// from the same credential.
+    var lastFailure: RefreshFailure?
+    /// The server asked not to be called before this date (`Retry-After`); refreshes needed
+    /// before then fail at once with its error.
+    var backoff: RefreshFailure?
     /// `false` while the actor still has to read the store or save the initial credential.
     var isSettled: Bool
+
+    /// Forgets everything the previous credential's refreshes left: a new credential starts with
+    /// a fresh refresh budget.
+    mutating func resetRefreshState() {
+        refresh = nil
+        refreshHistory = RefreshHistory()
+        lastFailure = nil
+        backoff = nil
+    }
+}
+
+/// A refresh that failed, and when.
+struct RefreshFailure: Sendable {
+    /// The ``CredentialState/refreshEpoch`` the failed refresh ended.
+    var epoch: UInt64
+    /// The error its waiters got.
+    var error: any Error
+    /// For a backoff: until when.
+    var until: Date?
 }
 
 /// What a request does next.
@@ -28,19 +58,22 @@ enum CredentialDecision<A: Authenticator>: Sendable {
     case wait(A, SharedRefresh<A.Credential>)
     /// Let the actor read the store (or save the initial credential) first.
     case settle
-    /// Fail with this error (no authenticator, or too many refreshes).
+    /// Fail with this error (no authenticator, too many refreshes, a backoff, a failed refresh).
     case fail(any Error)
 }
 
-/// The refreshes seen within the window of a ``RefreshLimit``.
+/// The refreshes answered by the server within the window of a ``RefreshLimit``.
 struct RefreshHistory: Sendable {
     private var dates: [Date] = []
 
-    /// Records a refresh at `now`, or returns `false` when `limit` would be exceeded.
-    mutating func record(at now: Date, within limit: RefreshLimit) -> Bool {
+    /// Whether another refresh at `now` would exceed `limit`.
+    mutating func isExhausted(at now: Date, within limit: RefreshLimit) -> Bool {
         dates.removeAll { now.timeIntervalSince($0) >= limit.window }
-        guard dates.count < limit.maximumCount else { return false }
+        return dates.count >= limit.maximumCount
+    }
+
+    /// Records a refresh that the server answered.
+    mutating func record(at now: Date) {
         dates.append(now)
-        return true
     }
 }

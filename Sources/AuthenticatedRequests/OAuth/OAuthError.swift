@@ -4,7 +4,7 @@ import Foundation
 /// (§4.1.2.1): the grant or request was refused.
 ///
 /// This is an OAuth error, not a transport failure: retrying the same request will not help.
-public struct OAuthError: Error, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct OAuthError: RetryAfterError, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// `error`: the error code.
     public var code: OAuthErrorCode
     /// `error_description`: the server's explanation for developers, if any.
@@ -15,6 +15,8 @@ public struct OAuthError: Error, Hashable, CustomStringConvertible, CustomDebugS
     public var statusCode: Int?
     /// The `WWW-Authenticate` header of the response, if any (e.g. for `invalid_client`).
     public var wwwAuthenticate: String?
+    /// Until when the server asked not to be called again (`Retry-After` on a `429` or `503`).
+    public var retryAfter: Date?
 
     /// Creates an error.
     public init(
@@ -22,13 +24,15 @@ public struct OAuthError: Error, Hashable, CustomStringConvertible, CustomDebugS
         errorDescription: String? = nil,
         errorURI: URL? = nil,
         statusCode: Int? = nil,
-        wwwAuthenticate: String? = nil
+        wwwAuthenticate: String? = nil,
+        retryAfter: Date? = nil
     ) {
         self.code = code
         self.errorDescription = errorDescription
         self.errorURI = errorURI
         self.statusCode = statusCode
         self.wwwAuthenticate = wwwAuthenticate
+        self.retryAfter = retryAfter
     }
 
     /// `OAuthError(invalid_grant, status 400): description <uri>`, secrets redacted.

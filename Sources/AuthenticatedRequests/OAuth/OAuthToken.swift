@@ -21,6 +21,16 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     public var idToken: String?
     /// Every other field of the token response, kept as sent.
     public var additionalFields: [String: JSONValue]
+    /// When the token was issued (when its request was sent); `nil` when unknown. With
+    /// ``expiresAt`` it gives the token's lifetime, which bounds the refresh leeway.
+    public var issuedAt: Date?
+
+    /// The largest part of a token's lifetime that the refresh leeway may take: a quarter.
+    ///
+    /// A token is refreshed `leeway` seconds before it expires (60 by default), but never earlier
+    /// than three quarters into its life: a token that lives 8 seconds is refreshed 2 seconds
+    /// before expiry, not on every request. Without ``issuedAt`` the leeway applies as given.
+    public static let maximumLeewayFraction = 0.25
 
     /// Creates a token.
     public init(
@@ -30,7 +40,8 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         refreshToken: String? = nil,
         scope: String? = nil,
         idToken: String? = nil,
-        additionalFields: [String: JSONValue] = [:]
+        additionalFields: [String: JSONValue] = [:],
+        issuedAt: Date? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -39,6 +50,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         self.scope = scope
         self.idToken = idToken
         self.additionalFields = additionalFields
+        self.issuedAt = issuedAt
     }
 
     /// The granted scopes, split on spaces.
@@ -57,6 +69,20 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         return expiresAt <= date
     }
 
+    /// `true` when the token expires within `leeway` of `now`, the leeway capped at
+    /// ``maximumLeewayFraction`` of the token's lifetime when ``issuedAt`` is known.
+    public func requiresRefresh(now: Date, leeway: TimeInterval) -> Bool {
+        requiresRefresh(at: now.addingTimeInterval(effectiveLeeway(leeway)))
+    }
+
+    /// The leeway used for this token: `leeway`, at most a quarter of the token's lifetime.
+    public func effectiveLeeway(_ leeway: TimeInterval) -> TimeInterval {
+        guard let issuedAt, let expiresAt else { return leeway }
+        let lifetime = expiresAt.timeIntervalSince(issuedAt)
+        guard lifetime.isFinite else { return leeway }
+        return Swift.max(0, Swift.min(leeway, lifetime * Self.maximumLeewayFraction))
+    }
+
     private enum CodingKeys: String, CodingKey {
         case accessToken = "access_token"
         case tokenType = "token_type"
@@ -65,6 +91,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         case scope
         case idToken = "id_token"
         case additionalFields = "additional_fields"
+        case issuedAt = "issued_at"
     }
 
     /// Decodes a stored token (expiry in seconds since 1970).
@@ -72,12 +99,25 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         accessToken = try container.decode(String.self, forKey: .accessToken)
         tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType) ?? "Bearer"
-        expiresAt = try container.decodeIfPresent(Double.self, forKey: .expiresAt)
-            .map(Date.init(timeIntervalSince1970:))
+        expiresAt = try Self.decodeDate(container, .expiresAt)
+        issuedAt = try Self.decodeDate(container, .issuedAt)
         refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         additionalFields = try container.decodeIfPresent([String: JSONValue].self, forKey: .additionalFields) ?? [:]
+    }
+
+    private static func decodeDate(
+        _ container: KeyedDecodingContainer<CodingKeys>,
+        _ key: CodingKeys
+    ) throws -> Date? {
+        guard let seconds = try container.decodeIfPresent(Double.self, forKey: key) else { return nil }
+        // Dates beyond year 9999 or before 1970 are not a token's.
+        guard seconds.isFinite, (0...253_402_300_799).contains(seconds) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "The date is not a finite time after 1970.")
+        }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     /// Encodes the token for a store (expiry in seconds since 1970).
@@ -90,6 +130,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         try container.encodeIfPresent(scope, forKey: .scope)
         try container.encodeIfPresent(idToken, forKey: .idToken)
         if !additionalFields.isEmpty { try container.encode(additionalFields, forKey: .additionalFields) }
+        try container.encodeIfPresent(issuedAt?.timeIntervalSince1970, forKey: .issuedAt)
     }
 }
 
@@ -101,7 +142,7 @@ extension OAuthToken: CustomStringConvertible, CustomDebugStringConvertible, Cus
             "accessToken: \(Redaction.describe(accessToken))",
             "refreshToken: \(Redaction.describe(refreshToken))",
         ]
-        parts.append("expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown")")
+        parts.append("expiresAt: \(expiresAt.map(\.safeDescription) ?? "unknown")")
         if let scope { parts.append("scope: \(scope)") }
         if idToken != nil { parts.append("idToken: \(Redaction.describe(idToken))") }
         if !additionalFields.isEmpty {
@@ -121,7 +162,7 @@ extension OAuthToken: CustomStringConvertible, CustomDebugStringConvertible, Cus
                 "tokenType": tokenType,
                 "accessToken": Redaction.describe(accessToken),
                 "refreshToken": Redaction.describe(refreshToken),
-                "expiresAt": expiresAt as Any,
+                "expiresAt": expiresAt.map(\.safeDescription) as Any,
                 "scope": scope as Any,
             ],
             displayStyle: .struct

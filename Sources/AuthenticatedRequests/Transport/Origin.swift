@@ -24,6 +24,12 @@ package struct Origin: Hashable, Sendable {
         default: self.port = -1
         }
     }
+
+    /// `https://host:port`, for messages.
+    package var display: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return port < 0 ? "\(scheme)://\(shownHost)" : "\(scheme)://\(shownHost):\(port)"
+    }
 }
 
 extension URL {

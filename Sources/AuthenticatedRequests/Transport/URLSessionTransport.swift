@@ -4,34 +4,62 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The default ``HTTPTransport``: a `URLSession` whose session-level delegate removes the
-/// `Authorization` header when a redirect leaves the origin of the original request.
+/// The default ``HTTPTransport``: `URLSession`, with a session-level delegate that removes
+/// credential headers when a redirect leaves the origin of the original request.
 ///
 /// The delegate is session-level on purpose: on Linux, `URLSession` calls
 /// `willPerformHTTPRedirection` only on the session's delegate, and forwards a manually set
 /// `Authorization` header to any host it is redirected to unless told otherwise.
+///
+/// Requests sent with ``HTTPTransportOptions/followsRedirects`` `false` go through a second
+/// session of the same configuration whose delegate follows no redirect at all, so a secret in a
+/// request body is never sent anywhere but where it was addressed.
 public final class URLSessionTransport: HTTPTransport {
     /// One transport shared by every resource that does not name its own.
     public static let shared = URLSessionTransport()
 
     private let session: URLSession
+    private let nonRedirectingSession: URLSession
 
-    /// Creates a transport with its own session.
-    /// - Parameter configuration: the session's configuration; `.default` unless given.
+    /// Creates a transport with its own sessions.
+    /// - Parameter configuration: the sessions' configuration; `.default` unless given.
     public init(configuration: URLSessionConfiguration = .default) {
         session = URLSession(
             configuration: configuration,
             delegate: CrossOriginRedirectGuard(),
             delegateQueue: nil
         )
+        nonRedirectingSession = URLSession(
+            configuration: configuration,
+            delegate: RedirectRefusal(),
+            delegateQueue: nil
+        )
     }
 
     deinit {
         session.finishTasksAndInvalidate()
+        nonRedirectingSession.finishTasksAndInvalidate()
     }
 
-    /// Sends `request` through the session.
+    /// Sends `request` through the session, following redirects (credentials stay on their origin).
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        try await Self.send(request, through: session)
+    }
+
+    /// Sends `request` under `options`: without redirects when they are not allowed, cancelled
+    /// when the total deadline passes, and rejected when the body is over the cap.
+    public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse) {
+        let session = options.followsRedirects ? self.session : nonRedirectingSession
+        let (body, response) = try await withDeadline(options.timeout, for: request) {
+            try await Self.send(request, through: session)
+        }
+        try options.check(body, of: response, for: request)
+        return (body, response)
+    }
+
+    private static func send(_ request: URLRequest, through session: URLSession) async throws -> (
+        Data, HTTPURLResponse
+    ) {
         let data: Data
         let response: URLResponse
         do {
@@ -61,12 +89,26 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable
     }
 
     /// The request to follow: `request` itself on the same origin, otherwise a copy without
-    /// the headers that carry credentials.
+    /// the headers that carry credentials. A redirect from `https` to plain `http` is another
+    /// origin, so it never carries them.
     static func redirect(_ request: URLRequest, from originalURL: URL?) -> URLRequest {
         guard let originalURL, let target = request.url, let origin = Origin(originalURL), origin == Origin(target)
         else {
             return request.removingCredentialHeaders()
         }
         return request
+    }
+}
+
+/// Follows no redirect: the `3xx` reply itself becomes the response.
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }

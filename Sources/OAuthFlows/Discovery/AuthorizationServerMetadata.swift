@@ -113,13 +113,8 @@ public struct AuthorizationServerMetadata: Sendable {
         expectedIssuer: String,
         context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
     ) async throws -> AuthorizationServerMetadata {
-        guard context.allowsInsecureHTTP || url.isSafeForSecrets else {
-            throw TokenEndpointError(.insecureEndpoint, "Metadata must come over https (or from loopback).")
-        }
-        var request = URLRequest(url: url)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (body, response) = try await context.transport.send(request)
-        let metadata = try AuthorizationServerMetadata(fields: FormPost.jsonObject(from: body, response: response))
+        let reply = try await FormPost.get(url, context: context)
+        let metadata = try AuthorizationServerMetadata(fields: FormPost.jsonObject(from: reply, now: context.clock.now))
         guard metadata.issuer == expectedIssuer else {
             throw DiscoveryError(code: .issuerMismatch, expectedIssuer: expectedIssuer, issuer: metadata.issuer)
         }

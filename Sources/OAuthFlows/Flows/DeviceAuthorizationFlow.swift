@@ -71,7 +71,7 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
         tokenEndpoint: URL,
         client: ClientAuthentication,
         scope: String? = nil,
-        sleep: @escaping Sleep = { try await Task.sleep(nanoseconds: UInt64($0 * 1_000_000_000)) },
+        sleep: @escaping Sleep = DeviceAuthorizationFlow.defaultSleep,
         onUserCode: @escaping @Sendable (DeviceAuthorization) async -> Void
     ) {
         self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
@@ -97,56 +97,62 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
     }
 
     /// Requests a device code and user code (RFC 8628 §3.1, §3.2).
+    ///
+    /// `expires_in` must be a positive number (at most one day is used); `interval` must be a
+    /// number of at least 0 seconds when present (5 when absent, raised to 1 when below).
     public func requestAuthorization(context: AuthenticationContext) async throws -> DeviceAuthorization {
-        let issuedAt = context.clock.now
         var parameters: [(String, String)] = []
         if let scope { parameters.append(("scope", scope)) }
-        let (body, response) = try await FormPost.send(
+        let reply = try await FormPost.send(
             parameters,
             to: deviceAuthorizationEndpoint,
             client: endpoint.client,
             context: context
         )
-        let fields = try FormPost.jsonObject(from: body, response: response)
+        let fields = try FormPost.jsonObject(from: reply, now: context.clock.now)
         func missing(_ name: String) -> TokenEndpointError {
             TokenEndpointError(
                 .missingField,
                 "The device authorization response has no valid \(name).",
-                statusCode: response.statusCode,
-                body: body
+                reply: reply,
+                field: name
             )
         }
-        guard let deviceCode = fields["device_code"]?.stringValue else { throw missing("device_code") }
-        guard let userCode = fields["user_code"]?.stringValue else { throw missing("user_code") }
+        guard let deviceCode = fields["device_code"]?.stringValue, !deviceCode.isEmpty else {
+            throw missing("device_code")
+        }
+        guard let userCode = fields["user_code"]?.stringValue, !userCode.isEmpty else { throw missing("user_code") }
         guard let verification = (fields["verification_uri"] ?? fields["verification_url"])?.stringValue,
             let verificationURI = URL(string: verification)
         else { throw missing("verification_uri") }
-        guard let expiresIn = fields["expires_in"]?.doubleValue else { throw missing("expires_in") }
+        guard let expiresIn = try ServerNumber.seconds(fields["expires_in"], ServerNumber.deviceCodeLifetime, in: reply)
+        else { throw missing("expires_in") }
+        let interval = try ServerNumber.seconds(fields["interval"], ServerNumber.pollingInterval, in: reply) ?? 5
         return DeviceAuthorization(
             deviceCode: deviceCode,
             userCode: userCode,
             verificationURI: verificationURI,
             verificationURIComplete: fields["verification_uri_complete"]?.stringValue.flatMap(URL.init(string:)),
-            expiresAt: issuedAt.addingTimeInterval(expiresIn),
-            interval: max(fields["interval"]?.doubleValue ?? 5, 1)
+            expiresAt: reply.sentAt.addingTimeInterval(expiresIn),
+            interval: Swift.max(interval, 1)
         )
     }
 
     /// Polls the token endpoint (RFC 8628 §3.4, §3.5) until the user approves or denies, the
     /// codes expire, or the task is cancelled.
+    ///
+    /// It never sleeps past the codes' deadline: the last wait ends at `expiresAt`, and then the
+    /// flow stops with `expired_token` without polling again.
     public func pollToken(for authorization: DeviceAuthorization, context: AuthenticationContext) async throws
         -> OAuthToken
     {
-        var interval = authorization.interval
+        var interval = Self.usableInterval(authorization.interval)
         while true {
-            try await sleep(interval)
+            let remaining = authorization.expiresAt.timeIntervalSince(context.clock.now)
+            guard remaining > 0 else { throw Self.expired }
+            try await sleep(Swift.min(interval, remaining))
             try Task.checkCancellation()
-            guard context.clock.now < authorization.expiresAt else {
-                throw OAuthError(
-                    code: .expiredToken,
-                    errorDescription: "The device code expired before the user approved it."
-                )
-            }
+            guard context.clock.now < authorization.expiresAt else { throw Self.expired }
             do {
                 return try await endpoint.requestToken(
                     grantType: Self.grantType,
@@ -160,5 +166,21 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
                 interval += 5
             }
         }
+    }
+
+    /// An interval a caller may have built by hand, made safe to sleep: at least 1 second, and
+    /// a finite number.
+    static func usableInterval(_ interval: TimeInterval) -> TimeInterval {
+        interval.isFinite ? Swift.min(Swift.max(interval, 1), 86_400) : 5
+    }
+
+    private static var expired: OAuthError {
+        OAuthError(code: .expiredToken, errorDescription: "The device code expired before the user approved it.")
+    }
+
+    /// `Task.sleep` for `seconds`, clamped to a range that converts to nanoseconds without trapping.
+    public static func defaultSleep(_ seconds: TimeInterval) async throws {
+        let clamped = seconds.isFinite ? Swift.min(Swift.max(seconds, 0), 86_400) : 0
+        try await Task.sleep(nanoseconds: UInt64(clamped * 1_000_000_000))
     }
 }

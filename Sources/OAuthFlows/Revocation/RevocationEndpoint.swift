@@ -32,11 +32,10 @@ public struct RevocationEndpoint: Sendable {
     public func revoke(_ token: String, hint: TokenTypeHint? = nil, context: AuthenticationContext) async throws {
         var parameters = [("token", token)]
         if let hint { parameters.append(("token_type_hint", hint.rawValue)) }
-        let (body, response) = try await FormPost.send(parameters, to: url, client: client, context: context)
-        guard (200...299).contains(response.statusCode) else {
-            _ = try FormPost.jsonObject(from: body, response: response)  // throws the OAuth error
-            throw TokenEndpointError(
-                .unexpectedStatus, "Revocation failed.", statusCode: response.statusCode, body: body)
+        let reply = try await FormPost.send(parameters, to: url, client: client, context: context)
+        guard (200...299).contains(reply.statusCode) else {
+            _ = try FormPost.jsonObject(from: reply, now: context.clock.now)  // throws the OAuth error
+            throw TokenEndpointError(.unexpectedStatus, "Revocation failed.", reply: reply)
         }
     }
 }

@@ -58,6 +58,14 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         return true
     }
 
+    /// The client's secret, for redacting replies that echo it.
+    var secret: String? {
+        switch method {
+        case .basic(let secret), .post(let secret): secret
+        case .none: nil
+        }
+    }
+
     /// Adds the client's credentials to a form request: a header, or body parameters.
     func authenticate(_ request: inout URLRequest, parameters: inout [(String, String)]) {
         switch method {

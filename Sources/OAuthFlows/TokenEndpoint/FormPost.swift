@@ -5,11 +5,28 @@ import Foundation
     import FoundationNetworking
 #endif
 
+/// A reply from an authorization server, with the secrets the request carried, so that anything
+/// the server echoes back can be redacted of them.
+struct ServerReply: Sendable {
+    /// The URL the request went to.
+    let url: URL
+    let body: Data
+    let response: HTTPURLResponse
+    /// The secrets sent (client secret, code, verifier, refresh token, device code, token).
+    let sentSecrets: [String]
+    /// When the request was sent, by the context's clock.
+    let sentAt: Date
+
+    var statusCode: Int { response.statusCode }
+    var contentType: String? { response.value(forHTTPHeaderField: "Content-Type") }
+}
+
 /// The one way this module talks to an authorization server: a form `POST` with client
-/// authentication, `Accept: application/json`, and a capped, JSON-object reply.
+/// authentication (or a `GET` for metadata), `Accept: application/json`, no redirects, a total
+/// deadline, and a capped, strictly parsed JSON-object reply.
 enum FormPost {
     /// The largest body accepted from an authorization server.
-    static let maximumBodySize = 1 << 20
+    static let maximumBodySize = HTTPTransportOptions.authorizationServerResponseLimit
 
     /// Posts `parameters` (plus the client's credentials) to `url`.
     static func send(
@@ -17,13 +34,8 @@ enum FormPost {
         to url: URL,
         client: ClientAuthentication?,
         context: AuthenticationContext
-    ) async throws -> (Data, HTTPURLResponse) {
-        guard context.allowsInsecureHTTP || url.isSafeForSecrets else {
-            throw TokenEndpointError(
-                .insecureEndpoint,
-                "Refusing to send client credentials to \(url.redactedForDisplay): use https or a loopback address."
-            )
-        }
+    ) async throws -> ServerReply {
+        try checkSafe(url, context: context)
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
@@ -31,51 +43,93 @@ enum FormPost {
         var parameters = parameters
         client?.authenticate(&request, parameters: &parameters)
         request.httpBody = Data(FormEncoding.encode(parameters).utf8)
-        return try await context.transport.send(request)
+        var secrets = parameters.filter { Redaction.secretNames.contains($0.0) }.map(\.1)
+        if let secret = client?.secret { secrets.append(secret) }
+        return try await exchange(request, secrets: secrets, context: context)
+    }
+
+    /// Gets `url` (metadata, keys): the same rules, no client credentials.
+    static func get(_ url: URL, context: AuthenticationContext) async throws -> ServerReply {
+        try checkSafe(url, context: context)
+        var request = URLRequest(url: url)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        return try await exchange(request, secrets: [], context: context)
+    }
+
+    private static func checkSafe(_ url: URL, context: AuthenticationContext) throws {
+        guard context.allowsInsecureHTTP || url.isSafeForSecrets else {
+            throw TokenEndpointError(
+                .insecureEndpoint,
+                "Refusing to contact \(url.redactedForDisplay): use https or a loopback address."
+            )
+        }
+    }
+
+    private static func exchange(
+        _ request: URLRequest,
+        secrets: [String],
+        context: AuthenticationContext
+    ) async throws -> ServerReply {
+        let sentAt = context.clock.now
+        let (body, response) = try await context.transport.send(request, options: context.authorizationServerOptions)
+        guard let url = request.url else { throw URLError(.badURL) }
+        let reply = ServerReply(url: url, body: body, response: response, sentSecrets: secrets, sentAt: sentAt)
+        if (300...399).contains(response.statusCode) {
+            let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: url) }
+            throw HTTPTransportError.redirected(status: response.statusCode, from: url, to: location?.absoluteURL)
+        }
+        return reply
     }
 
     /// The reply as a JSON object; an OAuth error body (any status) throws ``OAuthError``.
-    static func jsonObject(from body: Data, response: HTTPURLResponse) throws -> [String: JSONValue] {
-        let status = response.statusCode
-        let contentType = response.value(forHTTPHeaderField: "Content-Type")
-        guard body.count <= maximumBodySize else {
+    static func jsonObject(from reply: ServerReply, now: Date) throws -> [String: JSONValue] {
+        let status = reply.statusCode
+        let retryAfter =
+            status == 429 || status == 503
+            ? RetryAfter.date(fromHeader: reply.response.value(forHTTPHeaderField: "Retry-After"), now: now) : nil
+        guard reply.body.count <= maximumBodySize else {
             throw TokenEndpointError(
                 .responseTooLarge,
-                "The response is \(body.count) bytes; at most \(maximumBodySize) are accepted.",
-                statusCode: status,
-                contentType: contentType,
-                body: body
+                "The response is \(reply.body.count) bytes; at most \(maximumBodySize) are accepted.",
+                reply: reply,
+                retryAfter: retryAfter
             )
         }
         let object: [String: JSONValue]
         do {
-            object = try JSONDecoder().decode([String: JSONValue].self, from: body)
+            guard case .object(let members) = try JSONValue(parsing: reply.body) else {
+                throw JSONParsingError(reason: "the reply is not a JSON object", offset: 0)
+            }
+            object = members
         } catch {
             throw TokenEndpointError(
                 (200...299).contains(status) ? .invalidResponse : .unexpectedStatus,
-                body.isEmpty ? "The response body is empty." : "The response is not a JSON object.",
-                statusCode: status,
-                contentType: contentType,
-                body: body,
+                reply.body.isEmpty ? "The response body is empty." : "The response is not a JSON object.",
+                reply: reply,
+                retryAfter: retryAfter,
                 underlyingError: error
             )
         }
         if let code = object["error"]?.stringValue {
             throw OAuthError(
                 code: OAuthErrorCode(rawValue: code),
-                errorDescription: object["error_description"]?.stringValue,
+                errorDescription: object["error_description"]?.stringValue.map {
+                    Redaction.redact($0, removing: reply.sentSecrets)
+                },
                 errorURI: object["error_uri"]?.stringValue.flatMap(URL.init(string:)),
                 statusCode: status,
-                wwwAuthenticate: response.value(forHTTPHeaderField: "WWW-Authenticate")
+                wwwAuthenticate: reply.response.value(forHTTPHeaderField: "WWW-Authenticate").map {
+                    Redaction.redact($0, removing: reply.sentSecrets)
+                },
+                retryAfter: retryAfter
             )
         }
         guard (200...299).contains(status) else {
             throw TokenEndpointError(
                 .unexpectedStatus,
                 "The server answered with an error status and no OAuth error.",
-                statusCode: status,
-                contentType: contentType,
-                body: body
+                reply: reply,
+                retryAfter: retryAfter
             )
         }
         return object

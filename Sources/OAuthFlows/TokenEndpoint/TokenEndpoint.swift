@@ -40,14 +40,13 @@ public struct TokenEndpoint: Sendable {
         requestedScope: String? = nil,
         context: AuthenticationContext
     ) async throws -> OAuthToken {
-        let sentAt = context.clock.now
-        let (body, response) = try await FormPost.send(
+        let reply = try await FormPost.send(
             [("grant_type", grantType)] + parameters,
             to: url,
             client: client,
             context: context
         )
-        return try Self.token(from: body, response: response, requestedScope: requestedScope, sentAt: sentAt)
+        return try Self.token(from: reply, requestedScope: requestedScope, now: context.clock.now)
     }
 
     /// Runs the refresh token grant (RFC 6749 §6) for `previous`, keeping its refresh token when
@@ -77,37 +76,38 @@ public struct TokenEndpoint: Sendable {
         return token
     }
 
-    /// Parses a token response (RFC 6749 §5.1) or throws its error (§5.2).
-    static func token(
-        from body: Data,
-        response: HTTPURLResponse,
-        requestedScope: String?,
-        sentAt: Date
-    ) throws -> OAuthToken {
-        var fields = try FormPost.jsonObject(from: body, response: response)
-        guard let accessToken = fields.removeValue(forKey: "access_token")?.stringValue, !accessToken.isEmpty
-        else {
-            throw TokenEndpointError(
-                .missingField,
-                "The token response has no access_token.",
-                statusCode: response.statusCode,
-                contentType: response.value(forHTTPHeaderField: "Content-Type"),
-                body: body
-            )
+    /// Parses a token response (RFC 6749 §5.1) or throws its error (§5.2). Expiry counts from
+    /// when the request was sent.
+    static func token(from reply: ServerReply, requestedScope: String?, now: Date) throws -> OAuthToken {
+        var fields = try FormPost.jsonObject(from: reply, now: now)
+        func string(_ name: String) throws -> String? {
+            switch fields.removeValue(forKey: name) {
+            case nil, .null?: return nil
+            case .string(let value)?: return value
+            default:
+                throw TokenEndpointError(
+                    .invalidField, "The token response's \(name) is not a string.", reply: reply, field: name)
+            }
         }
-        let tokenType = fields.removeValue(forKey: "token_type")?.stringValue ?? "Bearer"
-        let expiresIn = fields.removeValue(forKey: "expires_in")?.doubleValue
-        let refreshToken = fields.removeValue(forKey: "refresh_token")?.stringValue
-        let scope = fields.removeValue(forKey: "scope")?.stringValue ?? requestedScope
-        let idToken = fields.removeValue(forKey: "id_token")?.stringValue
+        guard let accessToken = try string("access_token"), !accessToken.isEmpty else {
+            throw TokenEndpointError(
+                .missingField, "The token response has no access_token.", reply: reply, field: "access_token")
+        }
+        let tokenType = try string("token_type") ?? "Bearer"
+        let expiresIn = try ServerNumber.seconds(
+            fields.removeValue(forKey: "expires_in"), ServerNumber.tokenLifetime, in: reply)
+        let refreshToken = try string("refresh_token")
+        let scope = try string("scope") ?? requestedScope
+        let idToken = try string("id_token")
         return OAuthToken(
             accessToken: accessToken,
             tokenType: tokenType,
-            expiresAt: expiresIn.map { sentAt.addingTimeInterval($0) },
+            expiresAt: expiresIn.map { reply.sentAt.addingTimeInterval($0) },
             refreshToken: refreshToken,
             scope: scope,
             idToken: idToken,
-            additionalFields: fields
+            additionalFields: fields,
+            issuedAt: reply.sentAt
         )
     }
 }

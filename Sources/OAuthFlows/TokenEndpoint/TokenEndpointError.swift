@@ -5,7 +5,9 @@ import Foundation
 /// HTML, an empty or oversized body, JSON without `access_token`, an unexpected status.
 ///
 /// OAuth errors (RFC 6749 §5.2 bodies) are ``OAuthError`` instead.
-public struct TokenEndpointError: Error, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct TokenEndpointError: RetryAfterError, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -16,6 +18,9 @@ public struct TokenEndpointError: Error, CustomStringConvertible, CustomDebugStr
         public static let responseTooLarge = Code("response too large")
         /// The JSON lacks a required field, e.g. `access_token`.
         public static let missingField = Code("missing field")
+        /// A field has a value that cannot be used: a number that is not finite, negative, zero
+        /// where zero makes no sense, or not a number at all (see ``TokenEndpointError/field``).
+        public static let invalidField = Code("invalid field")
         /// The status is not 2xx and the body is not an OAuth error.
         public static let unexpectedStatus = Code("unexpected status")
         /// The endpoint is plain `http` on a non-loopback host; no secret was sent.
@@ -38,6 +43,10 @@ public struct TokenEndpointError: Error, CustomStringConvertible, CustomDebugStr
     public let bodySnippet: String?
     /// The error behind this one (e.g. a JSON parsing error).
     public let underlyingError: (any Error)?
+    /// The field at fault, for ``Code/missingField`` and ``Code/invalidField``.
+    public let field: String?
+    /// Until when the server asked not to be called again (`Retry-After` on a `429` or `503`).
+    public let retryAfter: Date?
 
     init(
         _ code: Code,
@@ -45,14 +54,41 @@ public struct TokenEndpointError: Error, CustomStringConvertible, CustomDebugStr
         statusCode: Int? = nil,
         contentType: String? = nil,
         body: Data? = nil,
+        secrets: [String] = [],
+        field: String? = nil,
+        retryAfter: Date? = nil,
         underlyingError: (any Error)? = nil
     ) {
         self.code = code
         self.message = message
         self.statusCode = statusCode
         self.contentType = contentType
-        self.bodySnippet = body.map { Redaction.snippet(of: $0, limit: 120) }
+        self.bodySnippet = body.map { Redaction.snippet(of: $0, limit: 120, removing: secrets) }
+        self.field = field
+        self.retryAfter = retryAfter
         self.underlyingError = underlyingError
+    }
+
+    /// An error about `reply`, its body redacted of what the request sent.
+    init(
+        _ code: Code,
+        _ message: String,
+        reply: ServerReply,
+        field: String? = nil,
+        retryAfter: Date? = nil,
+        underlyingError: (any Error)? = nil
+    ) {
+        self.init(
+            code,
+            message,
+            statusCode: reply.statusCode,
+            contentType: reply.contentType,
+            body: reply.body,
+            secrets: reply.sentSecrets,
+            field: field,
+            retryAfter: retryAfter,
+            underlyingError: underlyingError
+        )
     }
 
     /// A one-line summary naming status and content type, with a redacted snippet.

@@ -1,0 +1,77 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Runs `operation` with a total deadline of `seconds` (none when `nil`).
+///
+/// When the deadline passes, the operation's task is cancelled and the caller gets
+/// ``HTTPTransportError/Code/timedOut`` at once, without waiting for the operation to notice
+/// the cancellation: a transport that is slow to cancel cannot hold the caller. Cancelling the
+/// caller cancels the operation.
+package func withDeadline<Value: Sendable>(
+    _ seconds: TimeInterval?,
+    for request: URLRequest,
+    _ operation: @escaping @Sendable () async throws -> Value
+) async throws -> Value {
+    guard let seconds else { return try await operation() }
+    let url = request.url
+    let race = DeadlineRace<Value>()
+    let work = Task { race.finish(with: await Result(catching: operation)) }
+    let timer = Task {
+        try await Task.sleep(nanoseconds: UInt64(Swift.min(Swift.max(seconds, 0), 1e7) * 1e9))
+        race.finish(with: .failure(HTTPTransportError.timedOut(after: seconds, url: url)))
+    }
+    defer {
+        work.cancel()
+        timer.cancel()
+    }
+    return try await withTaskCancellationHandler {
+        try await race.value()
+    } onCancel: {
+        race.finish(with: .failure(CancellationError()))
+    }
+}
+
+/// The first of the operation, the timer and the caller's cancellation to finish.
+private final class DeadlineRace<Value: Sendable>: Sendable {
+    private struct State {
+        var outcome: Result<Value, any Error>?
+        var continuation: UnsafeContinuation<Value, any Error>?
+    }
+
+    private let state = Locked(State())
+
+    func finish(with outcome: Result<Value, any Error>) {
+        let continuation = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: outcome)
+    }
+
+    func value() async throws -> Value {
+        try await withUnsafeThrowingContinuation { continuation in
+            let outcome = state.withLock { state -> Result<Value, any Error>? in
+                if let outcome = state.outcome { return outcome }
+                state.continuation = continuation
+                return nil
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of an async throwing `body`.
+    init(catching body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
+}
