@@ -66,9 +66,14 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
+        .executableTarget(
+            name: "authreq-test-helper",
+            dependencies: ["AuthenticatedRequests"],
+            path: "Tests/TestHelper"
+        ),
         .testTarget(
             name: "AuthenticatedRequestsTests",
-            dependencies: ["AuthenticatedRequests", "TestSupport"]
+            dependencies: ["AuthenticatedRequests", "TestSupport", "authreq-test-helper"]
         ),
         .testTarget(
             name: "OAuthFlowsTests",

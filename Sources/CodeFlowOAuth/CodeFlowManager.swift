@@ -3,11 +3,26 @@ import Foundation
 import OAuthFlows
 
 /// What a successful sign-in produced: the token, and the flow that refreshes it.
-public struct CodeFlowResult: Sendable {
+public struct CodeFlowResult: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token from the code exchange.
     public let token: OAuthToken
     /// The flow whose refreshes use the refresh token grant; hand it to an ``OAuthAuthenticator``.
     public let flow: AuthorizationCodeFlow
+
+    /// Creates a result, e.g. for a test double of a sign-in.
+    public init(token: OAuthToken, flow: AuthorizationCodeFlow) {
+        self.token = token
+        self.flow = flow
+    }
+
+    /// The token and flow, redacted.
+    public var description: String { "CodeFlowResult(token: \(token), flow: \(flow))" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror showing only the redacted description.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
 /// Runs the browser-based authorization code flow (RFC 6749 §4.1 with PKCE, RFC 8252 for native
@@ -85,6 +100,16 @@ public actor CodeFlowManager {
         context: AuthenticationContext
     ) async throws -> CodeFlowResult {
         try Task.checkCancellation()
+        let endpoint = configuration.authorizationEndpoint
+        let scheme = endpoint.scheme?.lowercased()
+        guard endpoint.isSafeForSecrets || (context.allowsInsecureHTTP && scheme == "http" && endpoint.host != nil)
+        else {
+            throw CodeFlowError(
+                .insecureAuthorizationEndpoint,
+                "The authorization endpoint \(endpoint.redactedForDisplay) is not https (or http to a loopback "
+                    + "address); no browser was opened."
+            )
+        }
         let session = try await userAgent.begin(redirectURI: configuration.redirectURI)
         let request: AuthorizationRequest
         let redirect: URL

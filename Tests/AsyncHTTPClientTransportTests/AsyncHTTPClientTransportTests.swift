@@ -26,6 +26,45 @@
             #expect(outcome.followedAuthorization == "Bearer secret-token")
         }
 
+        @Test(arguments: [301, 302, 303, 307, 308])
+        func aSecretBodyIsNeverSentToTheRedirectTarget(status: Int) async throws {
+            // AsyncHTTPClient re-sent the body of a 307/308 to the target, https to http included.
+            let outcome = try await postSecretThroughRedirect(with: AsyncHTTPClientTransport(), status: status)
+            #expect(outcome.status == status, "the 3xx itself comes back: \(outcome.error ?? "")")
+            #expect(outcome.targetRequests.isEmpty, "the target received nothing")
+        }
+
+        @Test func aServerThatDripsItsBodyIsCutAtTheDeadline() async throws {
+            // AsyncHTTPClient's own deadline ends at the response head, not the body.
+            let server = try await MisbehavingServer(.drip(interval: 0.2, length: 10_000))
+            defer { Task { try await server.shutdown() } }
+            let error = await #expect(throws: HTTPTransportError.self) {
+                try await AsyncHTTPClientTransport().send(
+                    URLRequest(url: server.baseURL.appendingPathComponent("token")), options: .init(timeout: 1))
+            }
+            #expect(error?.code == .timedOut)
+        }
+
+        @Test func aServerThatNeverAnswersIsCutAtTheDeadline() async throws {
+            let server = try await MisbehavingServer(.hang)
+            defer { Task { try await server.shutdown() } }
+            let error = await #expect(throws: HTTPTransportError.self) {
+                try await AsyncHTTPClientTransport().send(
+                    URLRequest(url: server.baseURL.appendingPathComponent("token")), options: .init(timeout: 0.5))
+            }
+            #expect(error?.code == .timedOut)
+        }
+
+        @Test func aBodyOverTheCapIsRefusedWhileReading() async throws {
+            let server = try await LoopbackHTTPServer { _ in .init(body: String(repeating: "x", count: 2 << 20)) }
+            defer { Task { try await server.shutdown() } }
+            let error = await #expect(throws: HTTPTransportError.self) {
+                try await AsyncHTTPClientTransport().send(
+                    URLRequest(url: server.baseURL.appendingPathComponent("token")), options: .authorizationServer())
+            }
+            #expect(error?.code == .responseTooLarge)
+        }
+
         @Test func anAuthenticatedResourceWorksOverIt() async throws {
             let server = try await LoopbackHTTPServer { request in
                 request.header("Authorization") == "Bearer access-0"

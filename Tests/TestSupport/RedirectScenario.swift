@@ -45,3 +45,46 @@ package func followRedirect(with transport: any HTTPTransport, crossOrigin: Bool
         followedAuthorization: followed?.header("Authorization")
     )
 }
+
+/// What happened to a form `POST` carrying a secret, sent with the authorization-server options
+/// to a server that redirects it (`status`) to a second server on another port.
+package struct SecretRedirectOutcome: Sendable {
+    /// The status the caller saw.
+    package let status: Int?
+    /// The error the caller saw, if any.
+    package let error: String?
+    /// Every request the redirect's target received.
+    package let targetRequests: [LoopbackHTTPServer.Request]
+}
+
+/// Posts `client_secret=s3cr3t&refresh_token=rt-s3cr3t` under
+/// ``HTTPTransportOptions/authorizationServer(timeout:)`` to a server answering with a redirect.
+package func postSecretThroughRedirect(
+    with transport: any HTTPTransport,
+    status: Int,
+    targetScheme: String = "http"
+) async throws -> SecretRedirectOutcome {
+    let target = try await LoopbackHTTPServer { _ in
+        .init(headers: [("Content-Type", "application/json")], body: #"{"access_token":"stolen"}"#)
+    }
+    let origin = try await LoopbackHTTPServer { _ in
+        .init(status: status, headers: [("Location", "\(targetScheme)://127.0.0.1:\(target.port)/token")])
+    }
+    defer {
+        Task {
+            try await target.shutdown()
+            try await origin.shutdown()
+        }
+    }
+    var request = URLRequest(url: origin.baseURL.appendingPathComponent("token"))
+    request.httpMethod = "POST"
+    request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+    request.setValue("Basic Y2xpZW50OnMzY3IzdA==", forHTTPHeaderField: "Authorization")
+    request.httpBody = Data("client_secret=s3cr3t&refresh_token=rt-s3cr3t".utf8)
+    do {
+        let (_, response) = try await transport.send(request, options: .authorizationServer(timeout: 10))
+        return SecretRedirectOutcome(status: response.statusCode, error: nil, targetRequests: target.requests)
+    } catch {
+        return SecretRedirectOutcome(status: nil, error: "\(error)", targetRequests: target.requests)
+    }
+}

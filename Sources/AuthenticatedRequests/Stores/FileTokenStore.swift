@@ -11,10 +11,13 @@ import Foundation
 /// A ``TokenStore`` for command-line tools and servers: one JSON file per key in a folder that
 /// only the owner can open.
 ///
-/// - The folder is created with mode `0700`.
+/// - The folder is created with mode `0700`. A folder that already exists is tightened to
+///   `0700` when others may read or enter it, and refused (``TokenStoreError/Code/insecureLocation``)
+///   when it belongs to another user or is not a folder.
 /// - Each file is created with mode `0600` from its first byte (`open` with `O_CREAT|O_EXCL`),
 ///   written completely, flushed, then renamed over the old file, so a reader never sees a
-///   half-written entry and the mode stays `0600`.
+///   half-written entry and the mode stays `0600`. A write that fails (a full disk) removes its
+///   temporary file and leaves the old entry as it was.
 /// - A file that is not JSON is reported as ``TokenStoreError/Code/corrupt`` and left in place,
 ///   never replaced silently.
 public struct FileTokenStore: TokenStore {
@@ -65,14 +68,21 @@ public struct FileTokenStore: TokenStore {
     public func save(_ data: Data, forKey key: String) async throws {
         let url = fileURL(forKey: key)
         do {
-            try createDirectory()
+            try createDirectory(forKey: key)
             let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp").path
-            try writeNewFile(atPath: temporary, data: data)
+            do {
+                try writeNewFile(atPath: temporary, data: data)
+            } catch {
+                unlink(temporary)
+                throw error
+            }
             guard rename(temporary, url.path) == 0 else {
                 let error = POSIXError.current
                 unlink(temporary)
                 throw error
             }
+        } catch let error as TokenStoreError {
+            throw error
         } catch {
             throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: error)
         }
@@ -86,20 +96,40 @@ public struct FileTokenStore: TokenStore {
         }
     }
 
-    private func createDirectory() throws {
+    private func createDirectory(forKey key: String) throws {
         let path = directory.path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw POSIXError(.ENOTDIR) }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            try checkExisting(info, at: path, key: key)
             return
         }
+        guard errno == ENOENT else { throw POSIXError.current }
         try FileManager.default.createDirectory(
             at: directory.deletingLastPathComponent(),
             withIntermediateDirectories: true
         )
         guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw POSIXError.current }
-        // mkdir's mode is narrowed by the umask, never widened; make it exactly 0700.
-        guard chmod(path, 0o700) == 0 else { throw POSIXError.current }
+        // mkdir's mode is narrowed by the umask, never widened; make it exactly 0700, and check
+        // what is there in case another process made it first.
+        guard stat(path, &info) == 0 else { throw POSIXError.current }
+        try checkExisting(info, at: path, key: key)
+    }
+
+    /// Accepts an existing folder only if it is this user's; tightens its mode to `0700`.
+    private func checkExisting(_ info: stat, at path: String, key: String) throws {
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw TokenStoreError(
+                code: .insecureLocation, key: key, path: path, underlyingError: POSIXError(.ENOTDIR))
+        }
+        guard info.st_uid == geteuid() else {
+            throw TokenStoreError(
+                code: .insecureLocation, key: key, path: path,
+                underlyingError: POSIXError(.EPERM)
+            )
+        }
+        if info.st_mode & 0o077 != 0 {
+            guard chmod(path, 0o700) == 0 else { throw POSIXError.current }
+        }
     }
 
     private func writeNewFile(atPath path: String, data: Data) throws {

@@ -25,6 +25,9 @@ public struct TokenStoreError: Error, CustomStringConvertible {
         public static let corrupt = Code("corrupt entry")
         /// Reading, writing or removing failed; see ``TokenStoreError/underlyingError``.
         public static let ioFailed = Code("input/output failed")
+        /// The store's location is not safe for secrets (a folder of another user, or not a
+        /// folder); nothing was written.
+        public static let insecureLocation = Code("insecure location")
         /// The code's name.
         public var description: String { name }
     }

@@ -77,8 +77,8 @@ public final class URLSessionTransport: HTTPTransport {
 }
 
 /// Strips credentials from a redirect that leaves the origin of the original request.
-final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(
+package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
+    package func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
         willPerformHTTPRedirection response: HTTPURLResponse,
@@ -91,7 +91,7 @@ final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable
     /// The request to follow: `request` itself on the same origin, otherwise a copy without
     /// the headers that carry credentials. A redirect from `https` to plain `http` is another
     /// origin, so it never carries them.
-    static func redirect(_ request: URLRequest, from originalURL: URL?) -> URLRequest {
+    package static func redirect(_ request: URLRequest, from originalURL: URL?) -> URLRequest {
         guard let originalURL, let target = request.url, let origin = Origin(originalURL), origin == Origin(target)
         else {
             return request.removingCredentialHeaders()

@@ -4,7 +4,9 @@ import OAuthFlows
 
 /// One authorization request (RFC 6749 §4.1.1): the URL to open, and the secrets to check the
 /// response against and to exchange the code with.
-public struct AuthorizationRequest: Sendable, CustomStringConvertible {
+public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// The URL to open in the browser.
     public let url: URL
     /// `redirect_uri`, as sent.
@@ -64,4 +66,11 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
         "AuthorizationRequest(endpoint: \(url.redactedForDisplay), redirectURI: \(redirectURI), "
             + "state: \(Redaction.placeholder), pkce: \(pkce.map { $0.method.rawValue } ?? "none"))"
     }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror showing only the redacted description, so `dump` and debuggers do not show the
+    /// state or the verifier.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

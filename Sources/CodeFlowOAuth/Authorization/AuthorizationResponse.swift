@@ -2,7 +2,9 @@ import AuthenticatedRequests
 import Foundation
 
 /// A validated authorization response (RFC 6749 §4.1.2): the code, safe to exchange.
-public struct AuthorizationResponse: Sendable, CustomStringConvertible {
+public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
     /// `code`.
     public let code: String
     /// `iss` (RFC 9207), when the server sent it.
@@ -75,8 +77,15 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible {
         return difference == 0
     }
 
-    /// The response without the code.
+    /// The response without the code or any other parameter's value.
     public var description: String {
-        "AuthorizationResponse(code: \(Redaction.placeholder), issuer: \(issuer ?? "none"))"
+        "AuthorizationResponse(code: \(Redaction.placeholder), issuer: \(issuer ?? "none"), "
+            + "additionalParameters: \(additionalParameters.keys.sorted()))"
     }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror showing only the redacted description, so `dump` and debuggers do not show the code.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

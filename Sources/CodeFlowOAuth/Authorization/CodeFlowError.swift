@@ -22,6 +22,9 @@ public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringCo
         public static let browserUnavailable = Code("browser unavailable")
         /// The configuration cannot produce an authorization request.
         public static let invalidConfiguration = Code("invalid configuration")
+        /// The authorization endpoint is not `https` (or `http` to a loopback address): nothing
+        /// was opened.
+        public static let insecureAuthorizationEndpoint = Code("insecure authorization endpoint")
         /// The code's name.
         public var description: String { name }
     }

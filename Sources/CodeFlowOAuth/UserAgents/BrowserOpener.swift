@@ -35,7 +35,17 @@ public struct SystemBrowserOpener: BrowserOpener {
 
     /// Runs the command and waits for it; a missing command or a non-zero exit is
     /// ``CodeFlowError/Code/browserUnavailable``.
+    ///
+    /// Only `https` and `http` URLs with a host are opened: a `file:`, `javascript:` or other URL
+    /// is refused before any command runs. (``CodeFlowManager`` refuses plain `http` to a host
+    /// other than loopback before it gets here.)
     public func open(_ url: URL) async throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http", url.host != nil else {
+            throw CodeFlowError(
+                .insecureAuthorizationEndpoint,
+                "Refusing to open \(url.redactedForDisplay) in a browser: only https and http URLs are opened."
+            )
+        }
         let arguments = command(for: url)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -13,7 +13,14 @@ import Foundation
 /// ```
 public final class CustomSchemeUserAgent: AuthorizationUserAgent {
     private let open: @Sendable (URL) async throws -> Void
-    private let pending = Locked<(redirectURI: URL, waiter: RedirectWaiter)?>(nil)
+    private let pending = Locked<Pending?>(nil)
+
+    private struct Pending: Sendable {
+        let redirectURI: URL
+        let waiter: RedirectWaiter
+        /// The `state` of the authorization URL, once presented.
+        var expectedState: String?
+    }
 
     /// Creates the agent; `open` presents the authorization URL.
     public init(open: @escaping @Sendable (URL) async throws -> Void) {
@@ -23,16 +30,20 @@ public final class CustomSchemeUserAgent: AuthorizationUserAgent {
     /// Starts an attempt for `redirectURI` (kept as is).
     public func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession {
         let waiter = RedirectWaiter()
-        pending.withLock { $0 = (redirectURI, waiter) }
+        pending.withLock { $0 = Pending(redirectURI: redirectURI, waiter: waiter) }
         return Session(redirectURI: redirectURI, waiter: waiter, agent: self)
     }
 
-    /// Hands a redirect URL in; returns `true` when it belongs to the attempt in progress
-    /// (same scheme, host and path as its redirect URI).
+    /// Hands a redirect URL in; returns `true` when it belongs to the attempt in progress: same
+    /// scheme, host and path as its redirect URI, and the `state` of its authorization request.
+    /// Any other URL is ignored and the attempt keeps waiting.
     @discardableResult
     public func handleRedirect(_ url: URL) -> Bool {
         let match = pending.withLock { pending -> RedirectWaiter? in
-            guard let current = pending, Self.matches(url, current.redirectURI) else { return nil }
+            guard let current = pending, Self.matches(url, current.redirectURI),
+                let expected = current.expectedState, let state = RedirectState.state(of: url),
+                AuthorizationResponse.constantTimeEqual(state, expected)
+            else { return nil }
             pending = nil
             return current.waiter
         }
@@ -52,6 +63,12 @@ public final class CustomSchemeUserAgent: AuthorizationUserAgent {
         let agent: CustomSchemeUserAgent
 
         func present(_ authorizationURL: URL) async throws -> URL {
+            guard let state = RedirectState.state(of: authorizationURL) else {
+                throw CodeFlowError(.invalidConfiguration, "The authorization URL has no state.")
+            }
+            agent.pending.withLock { pending in
+                if pending?.waiter === waiter { pending?.expectedState = state }
+            }
             try await agent.open(authorizationURL)
             return try await waiter.wait()
         }

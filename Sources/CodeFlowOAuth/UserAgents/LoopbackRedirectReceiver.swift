@@ -4,32 +4,71 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// An HTTP listener on `127.0.0.1` and an ephemeral port that waits for one redirect to `path`
-/// (RFC 8252 §7.3).
+/// An HTTP listener on `127.0.0.1` and an ephemeral port that waits for the one redirect of a
+/// sign-in (RFC 8252 §7.3), hardened against other processes on the same machine:
 ///
-/// Requests for other paths (a favicon, a probe) get a 404 and are otherwise ignored. The
-/// expected path gets a short page saying the sign-in finished or failed, never echoing the
-/// query. ``close()`` closes the listening socket.
-final class LoopbackRedirectReceiver: Sendable {
-    private let channel: any Channel
-    private let waiter: RedirectWaiter
-    /// `http://127.0.0.1:<port><path>`.
-    let redirectURI: URL
+/// - Only a request to `path` whose `state` equals the expected one ends the wait. Any other
+///   request to `path` gets a `400` page and the receiver keeps waiting; other paths get a `404`.
+///   The page is chosen after the check, and never echoes the query.
+/// - Every connection gets one response and is closed; a connection that sends no complete
+///   request within ``Limits/connectionTimeout`` is closed.
+/// - At most ``Limits/maximumConnections`` connections are open at once; a new one beyond that
+///   closes the oldest, so idle connections cannot lock the browser out.
+/// - ``close()`` closes the listening socket and every connection still open.
+package final class LoopbackRedirectReceiver: Sendable {
+    /// The bounds on connections.
+    package struct Limits: Sendable {
+        /// The most connections open at once.
+        package var maximumConnections = 16
+        /// How long a connection may stay open without completing a request, in seconds.
+        package var connectionTimeout: TimeInterval = 5
 
-    private init(channel: any Channel, waiter: RedirectWaiter, redirectURI: URL) {
+        package init(maximumConnections: Int = 16, connectionTimeout: TimeInterval = 5) {
+            self.maximumConnections = maximumConnections
+            self.connectionTimeout = connectionTimeout
+        }
+    }
+
+    private let channel: any Channel
+    private let connections: ConnectionRegistry
+    private let waiter: RedirectWaiter
+    private let expectedState: Locked<String?>
+    /// `http://127.0.0.1:<port><path>`.
+    package let redirectURI: URL
+
+    private init(
+        channel: any Channel,
+        connections: ConnectionRegistry,
+        waiter: RedirectWaiter,
+        expectedState: Locked<String?>,
+        redirectURI: URL
+    ) {
         self.channel = channel
+        self.connections = connections
         self.waiter = waiter
+        self.expectedState = expectedState
         self.redirectURI = redirectURI
     }
 
     /// Starts listening on an ephemeral port of `127.0.0.1`.
-    static func start(path: String) async throws -> LoopbackRedirectReceiver {
+    package static func start(path: String, limits: Limits = Limits()) async throws -> LoopbackRedirectReceiver {
         let waiter = RedirectWaiter()
+        let expectedState = Locked<String?>(nil)
+        let connections = ConnectionRegistry(maximum: limits.maximumConnections)
+        let timeout = TimeAmount.nanoseconds(Int64(max(limits.connectionTimeout, 0.01) * 1e9))
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 16)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(RedirectHandler(path: path, waiter: waiter))
+                connections.admit(channel)
+                let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+                channel.closeFuture.whenComplete { _ in
+                    deadline.cancel()
+                    connections.remove(channel)
+                }
+                return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
+                    channel.pipeline.addHandler(
+                        RedirectHandler(path: path, waiter: waiter, expectedState: expectedState)
+                    )
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -38,24 +77,84 @@ final class LoopbackRedirectReceiver: Sendable {
             try? await channel.close()
             throw CodeFlowError(.invalidConfiguration, "Could not listen on a loopback port.")
         }
-        return LoopbackRedirectReceiver(channel: channel, waiter: waiter, redirectURI: url)
+        return LoopbackRedirectReceiver(
+            channel: channel,
+            connections: connections,
+            waiter: waiter,
+            expectedState: expectedState,
+            redirectURI: url
+        )
     }
 
+    /// The `state` the redirect must carry; until it is set, no redirect ends the wait.
+    package func expect(state: String) {
+        expectedState.withLock { $0 = state }
+    }
+
+    /// The number of connections open now.
+    package var openConnections: Int { connections.count }
+
     /// Waits for the redirect, at most `timeout` seconds; cancellable.
-    func waitForRedirect(timeout: TimeInterval) async throws -> URL {
+    package func waitForRedirect(timeout: TimeInterval) async throws -> URL {
         let waiter = self.waiter
+        let seconds = timeout.isFinite ? min(max(timeout, 0), 86_400) : 86_400
         let timer = Task {
-            try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
-            waiter.finish(.failure(CodeFlowError(.timedOut, "No redirect arrived within \(Int(timeout)) seconds.")))
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+            waiter.finish(.failure(CodeFlowError(.timedOut, "No redirect arrived within \(Int(seconds)) seconds.")))
         }
         defer { timer.cancel() }
         return try await waiter.wait()
     }
 
-    /// Closes the listening socket; new connections are refused from then on.
-    func close() async {
+    /// Closes the listening socket and every open connection; new connections are refused from
+    /// then on.
+    package func close() async {
         waiter.finish(.failure(CancellationError()))
         try? await channel.close()
+        connections.closeAll()
+    }
+}
+
+/// The open connections, oldest first.
+private final class ConnectionRegistry: Sendable {
+    private let maximum: Int
+    private let channels = Locked<[ObjectIdentifier: (order: UInt64, channel: any Channel)]>([:])
+    private let counter = Locked<UInt64>(0)
+
+    init(maximum: Int) {
+        self.maximum = max(maximum, 1)
+    }
+
+    var count: Int { channels.withLock { $0.count } }
+
+    /// Registers `channel`, closing the oldest connection when the cap is reached.
+    func admit(_ channel: any Channel) {
+        let order = counter.withLock { value -> UInt64 in
+            value &+= 1
+            return value
+        }
+        let evicted = channels.withLock { channels -> (any Channel)? in
+            var oldest: (any Channel)?
+            if channels.count >= maximum, let entry = channels.min(by: { $0.value.order < $1.value.order }) {
+                channels[entry.key] = nil
+                oldest = entry.value.channel
+            }
+            channels[ObjectIdentifier(channel)] = (order, channel)
+            return oldest
+        }
+        evicted?.close(promise: nil)
+    }
+
+    func remove(_ channel: any Channel) {
+        _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    func closeAll() {
+        let open = channels.withLock { channels -> [any Channel] in
+            defer { channels = [:] }
+            return channels.values.map(\.channel)
+        }
+        for channel in open { channel.close(promise: nil) }
     }
 }
 
@@ -79,6 +178,9 @@ final class RedirectWaiter: Sendable {
         continuation?.resume(with: result)
     }
 
+    /// Whether an outcome was delivered.
+    var isFinished: Bool { state.withLock { $0.result != nil } }
+
     /// Waits for the outcome; cancellation ends the wait with `CancellationError`.
     func wait() async throws -> URL {
         try await withTaskCancellationHandler {
@@ -96,20 +198,30 @@ final class RedirectWaiter: Sendable {
     }
 }
 
+/// Answers one request per connection, then closes it.
 private final class RedirectHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let path: String
     private let waiter: RedirectWaiter
+    private let expectedState: Locked<String?>
+    /// Set once this connection has its response; later requests on it are ignored.
+    private let hasResponded = Locked(false)
 
-    init(path: String, waiter: RedirectWaiter) {
+    init(path: String, waiter: RedirectWaiter, expectedState: Locked<String?>) {
         self.path = path
         self.waiter = waiter
+        self.expectedState = expectedState
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
+        let isFirst = hasResponded.withLock { responded -> Bool in
+            defer { responded = true }
+            return !responded
+        }
+        guard isFirst else { return }
         let components = URLComponents(string: head.uri)
         guard head.method == .GET, components?.path == path,
             let url = URL(string: "http://127.0.0.1\(head.uri)")
@@ -117,7 +229,19 @@ private final class RedirectHandler: ChannelInboundHandler, Sendable {
             respond(context, version: head.version, status: .notFound, page: "Not found.")
             return
         }
-        let failed = components?.queryItems?.contains { $0.name == "error" } ?? true
+        let expected = expectedState.withLock { $0 }
+        guard let expected, let state = RedirectState.state(of: url),
+            AuthorizationResponse.constantTimeEqual(state, expected)
+        else {
+            respond(
+                context,
+                version: head.version,
+                status: .badRequest,
+                page: "This is not the response to the sign-in in progress. Return to the application."
+            )
+            return
+        }
+        let failed = RedirectState.parameter("error", of: url) != nil
         let waiter = self.waiter
         // The flow goes on once the page is on its way, so the browser is answered before the
         // listening socket closes.
@@ -152,8 +276,9 @@ private final class RedirectHandler: ChannelInboundHandler, Sendable {
         var buffer = context.channel.allocator.buffer(capacity: html.utf8.count)
         buffer.writeString(html)
         context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            context.close(promise: nil)
+            channel.close(promise: nil)
             then()
         }
     }

@@ -6,6 +6,12 @@ import Foundation
 /// Register `http://127.0.0.1/callback` (any port) as the client's redirect URI. If no browser can
 /// be opened, ``onBrowserUnavailable`` is told (with the URL to show the user) and the flow keeps
 /// waiting until the timeout.
+///
+/// Any local process can connect to the receiver, so it trusts none of them: only the redirect
+/// that carries the `state` of the authorization request ends the flow (others get an error page
+/// while the receiver keeps waiting), every connection gets one response and is closed, idle
+/// connections are closed after 5 seconds, at most 16 are open at once (a new one closes the
+/// oldest), and none outlives the flow.
 public struct LoopbackUserAgent: AuthorizationUserAgent {
     /// Opens the authorization URL.
     public let opener: any BrowserOpener
@@ -45,6 +51,13 @@ public struct LoopbackUserAgent: AuthorizationUserAgent {
         var redirectURI: URL { receiver.redirectURI }
 
         func present(_ authorizationURL: URL) async throws -> URL {
+            guard let state = RedirectState.state(of: authorizationURL) else {
+                throw CodeFlowError(
+                    .invalidConfiguration,
+                    "The authorization URL has no state, so no redirect could be told from a forged one."
+                )
+            }
+            receiver.expect(state: state)
             let agent = self.agent
             // The opener runs beside the wait, so a browser command that blocks cannot hold the
             // flow. It is not cancelled when the redirect arrives: it finishes on its own, and

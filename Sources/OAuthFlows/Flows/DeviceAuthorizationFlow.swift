@@ -36,7 +36,7 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
 
     /// The user-facing fields; the device code is redacted.
     public var description: String {
-        "DeviceAuthorization(userCode: \(userCode), verificationURI: \(verificationURI), expiresAt: \(expiresAt), "
+        "DeviceAuthorization(userCode: \(userCode), verificationURI: \(verificationURI), expiresAt: \(expiresAt.safeDescription), "
             + "interval: \(interval), deviceCode: \(Redaction.placeholder))"
     }
 }

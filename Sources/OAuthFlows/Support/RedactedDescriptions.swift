@@ -30,6 +30,8 @@ extension ExtensionGrantFlow: CustomDebugStringConvertible, CustomReflectable {
 }
 
 extension DeviceAuthorization: CustomDebugStringConvertible, CustomReflectable {
+    // The mirror also keeps `dump` away from `Date`'s own description, which traps on a date
+    // that is not finite.
     /// Same as `description`.
     public var debugDescription: String { description }
     /// A mirror showing only the redacted description.

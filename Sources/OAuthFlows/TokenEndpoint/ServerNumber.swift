@@ -3,8 +3,8 @@ import Foundation
 
 /// Checks a number that came from a server before it becomes a date, a sleep or an integer.
 ///
-/// A value is accepted as a JSON number or as a string holding one (some servers quote
-/// `expires_in`). NaN, infinities, values below the field's minimum, and anything that is not a
+/// A value is accepted as a JSON number or as a string holding one in JSON's number syntax
+/// (some servers quote `expires_in`). NaN, infinities, values below the field's minimum, and anything that is not a
 /// number give ``TokenEndpointError/Code/invalidField``; values above the field's maximum are
 /// clamped to it. `null` counts as absent.
 enum ServerNumber {
@@ -37,7 +37,9 @@ enum ServerNumber {
         case .number(let value)?:
             number = value
         case .string(let text)? where text.utf8.count <= 64:
-            guard let parsed = Double(text.trimmingCharacters(in: .whitespaces)) else {
+            // The JSON number grammar, not `Double(_:)`, which also reads `nan`, `inf` and `0x10`.
+            let trimmed = Data(text.trimmingCharacters(in: .whitespaces).utf8)
+            guard case .number(let parsed)? = try? JSONValue(parsing: trimmed) else {
                 throw invalid(rule, "is not a number", reply)
             }
             number = parsed

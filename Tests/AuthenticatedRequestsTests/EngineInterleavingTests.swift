@@ -1,0 +1,253 @@
+import AuthenticatedRequests
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue 11, item 5: the engine keeps its promises when events interleave. The scenarios follow
+/// Alamofire 5.12's `AuthenticationInterceptor` tests; where this engine deliberately differs
+/// (one retry per request, never more; refreshes the server did not answer are not counted), the
+/// test says so.
+@Suite struct EngineInterleavingTests {
+    let clock = TestClock()
+    let flow = FakeFlow()
+    let api = FakeAPI()
+    let store = InMemoryTokenStore()
+
+    func makeAuthenticator(token: OAuthToken?, limit: RefreshLimit = RefreshLimit()) -> OAuthAuthenticator {
+        OAuthAuthenticator(
+            flow: flow,
+            token: token,
+            store: store,
+            configuration: .init(
+                refreshLimit: limit,
+                clock: clock,
+                tokenTransport: InMemoryTransport { _ in throw URLError(.notConnectedToInternet) }
+            )
+        )
+    }
+
+    func token(_ number: Int, expiresIn: TimeInterval = 3600, issued: Bool = false) -> OAuthToken {
+        OAuthToken(
+            accessToken: "access-\(number)",
+            expiresAt: clock.now.addingTimeInterval(expiresIn),
+            refreshToken: "refresh-\(number)",
+            issuedAt: issued ? clock.now : nil
+        )
+    }
+
+    func storedAccessToken() async throws -> String? {
+        try await store.load(forKey: flow.storeKey).map { try JSONDecoder().decode(OAuthToken.self, from: $0) }?
+            .accessToken
+    }
+
+    func requests(_ count: Int, _ authenticator: OAuthAuthenticator) -> [Task<Profile, any Error>] {
+        (0..<count).map { _ in Task { try await Me(authenticator: authenticator, transport: api.transport).request() } }
+    }
+
+    // MARK: A sign-out or a new credential while a refresh is in flight
+
+    @Test func aSignOutDuringARefreshFailsItsWaitersAndNothingIsSentWithItsResult() async throws {
+        api.accept(["access-1"])
+        let gate = Gate()
+        flow.state.withLock { $0.gate = gate }
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1))
+        let waiting = requests(3, authenticator)
+        #expect(await eventually { flow.refreshCalls == 1 })
+        await authenticator.clearCredential()
+        await gate.open()
+        for request in waiting {
+            let error = await #expect(throws: AuthenticationError.self) { try await request.value }
+            #expect(error?.code == .missingCredential)
+        }
+        #expect(api.requestCount == 0, "the refreshed token, stored nowhere, was never sent")
+        #expect(try await storedAccessToken() == nil)
+        #expect(try await authenticator.currentCredential() == nil)
+    }
+
+    @Test func aCredentialSetDuringARefreshIsWhatItsWaitersUse() async throws {
+        api.accept(["access-9"])
+        let gate = Gate()
+        flow.state.withLock { $0.gate = gate }
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1))
+        let waiting = requests(3, authenticator)
+        #expect(await eventually { flow.refreshCalls == 1 })
+        await authenticator.setCredential(token(9))
+        await gate.open()
+        for request in waiting { #expect(try await request.value.name == "Ada") }
+        #expect(Set(api.seenAuthorizations) == ["Bearer access-9"])
+        #expect(try await storedAccessToken() == "access-9")
+    }
+
+    // MARK: The refresh limit counts what the server answered (Alamofire #3694)
+
+    @Test func refreshesThatNeverReachedTheServerDoNotUseUpTheLimit() async throws {
+        api.accept(["access-9"])  // the fake flow numbers failed attempts too
+        flow.state.withLock { $0.failure = URLError(.notConnectedToInternet) }
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1), limit: RefreshLimit(maximumCount: 5))
+        for _ in 0..<8 {
+            let error = await #expect(throws: AuthenticationError.self) {
+                try await Me(authenticator: authenticator, transport: api.transport).request()
+            }
+            #expect(error?.code == .refreshFailed, "offline, never excessiveRefresh")
+        }
+        flow.state.withLock { $0.failure = nil }  // the network is back
+        #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(flow.refreshCalls == 9)
+    }
+
+    @Test func refreshesTheServerAnsweredAreLimited() async throws {
+        flow.state.withLock { $0.failure = OAuthError(code: .serverError, statusCode: 500) }
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1), limit: RefreshLimit(maximumCount: 3))
+        for _ in 0..<3 {
+            await #expect(throws: AuthenticationError.self) {
+                try await Me(authenticator: authenticator, transport: api.transport).request()
+            }
+        }
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(error?.code == .excessiveRefresh)
+        #expect(flow.refreshCalls == 3, "the fourth was not sent")
+    }
+
+    @Test func obtainingTheFirstCredentialIsNotARefreshAndANewCredentialStartsAFreshBudget() async throws {
+        flow.state.withLock { $0.lifetime = 3600 }
+        api.accept(["access-1"])
+        let authenticator = makeAuthenticator(token: nil, limit: RefreshLimit(maximumCount: 1))
+        #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(flow.obtainCalls == 1)
+        // The one refresh allowed is still there:
+        api.accept(["access-2"])
+        #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(flow.refreshCalls == 1)
+        // Exhausted now; a credential set from outside starts afresh.
+        api.accept(["access-3"])
+        await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(flow.refreshCalls == 1)
+        await authenticator.setCredential(token(7))
+        api.accept(["access-3"])
+        #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(flow.refreshCalls == 2)
+    }
+
+    // MARK: A late 401 after the refresh from its credential failed (Alamofire #3290)
+
+    @Test(arguments: [true, false])
+    func aLateRejectionDoesNotRefreshAgainFromACredentialThatFailed(deadGrant: Bool) async throws {
+        api.accept([])
+        flow.state.withLock {
+            $0.failure = deadGrant ? OAuthError(code: .invalidGrant) : URLError(.timedOut)
+        }
+        let authenticator = makeAuthenticator(token: token(0))
+        let gate = Gate()
+        api.holdNextRequest(at: gate)
+        let late = Task { try await Me(authenticator: authenticator, transport: api.transport).request() }
+        #expect(await eventually { api.holdEntered })
+        let first = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(first?.code == (deadGrant ? .reauthenticationRequired : .refreshFailed))
+        await gate.open()  // the held request's 401 arrives now
+        let second = await #expect(throws: AuthenticationError.self) { try await late.value }
+        #expect(second?.code == first?.code)
+        #expect(flow.refreshCalls == 1, "one refresh from access-0, not two")
+    }
+
+    // MARK: A refreshed credential that still needs a refresh is never sent
+
+    @Test func aServerThatIssuesExpiredTokensEndsInExcessiveRefreshAndNothingIsSent() async throws {
+        flow.state.withLock { $0.lifetime = 0 }
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1), limit: RefreshLimit(maximumCount: 5))
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(error?.code == .excessiveRefresh)
+        #expect(flow.refreshCalls == 5)
+        #expect(api.requestCount == 0)
+    }
+
+    // MARK: isRequest(_:authenticatedWith:) is asked of the credential a retry would use
+
+    @Test func aRefreshThatReturnsTheRejectedTokenIsNotUsedForTheRetry() async throws {
+        let flow = ScriptedFlow(tokens: ["access-0", "access-1"])
+        api.accept(["access-1"])
+        let authenticator = OAuthAuthenticator(
+            flow: flow, token: OAuthToken(accessToken: "access-0"),
+            configuration: .init(clock: clock))
+        #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(api.seenAuthorizations == ["Bearer access-0", "Bearer access-1"])
+        #expect(flow.calls == 2)
+    }
+
+    // MARK: Events
+
+    @Test func requestRetriedIsEmittedOnlyWhenTheRequestIsSentAgain() async throws {
+        api.accept([])
+        flow.state.withLock { $0.failure = URLError(.notConnectedToInternet) }
+        let authenticator = makeAuthenticator(token: token(0))
+        let events = await authenticator.events()
+        await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        await authenticator.clearCredential()
+        var kinds: [AuthenticationEvent.Kind] = []
+        for await event in events {
+            kinds.append(event.kind)
+            if event.kind == .credentialCleared { break }
+        }
+        #expect(kinds == [.refreshFailed, .credentialCleared])
+    }
+
+    // MARK: The leeway fits the token (issue 12, item 3)
+
+    @Test func tokensThatLiveEightSecondsAreNotRefreshedOnEveryRequest() async throws {
+        api.accept(["access-0", "access-1"])
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: 8, issued: true))
+        for _ in 0..<20 {
+            _ = try await Me(authenticator: authenticator, transport: api.transport).request()
+            clock.advance(by: 0.15)
+        }
+        #expect(flow.refreshCalls == 0, "20 requests over 3 s, default 60 s leeway")
+        clock.advance(by: 5)  // 8 s: expired
+        _ = try await Me(authenticator: authenticator, transport: api.transport).request()
+        #expect(flow.refreshCalls == 1)
+    }
+
+    @Test func theLeewayIsAQuarterOfTheLifetimeAtMost() {
+        let token = token(0, expiresIn: 8, issued: true)
+        #expect(token.effectiveLeeway(60) == 2)
+        #expect(!token.requiresRefresh(now: clock.now.addingTimeInterval(5.9), leeway: 60))
+        #expect(token.requiresRefresh(now: clock.now.addingTimeInterval(6), leeway: 60))
+        let long = self.token(1, expiresIn: 3600, issued: true)
+        #expect(long.effectiveLeeway(60) == 60)
+        #expect(self.token(2, expiresIn: 8).effectiveLeeway(60) == 60, "without issuedAt the leeway is as given")
+    }
+}
+
+/// A flow that hands out the given access tokens in order, whatever it is asked.
+private final class ScriptedFlow: OAuthFlow {
+    let storeKey = "scripted@https://auth.example.com/token"
+    private let script: Locked<(tokens: [String], calls: Int)>
+
+    init(tokens: [String]) { script = Locked((tokens, 0)) }
+
+    var calls: Int { script.withLock { $0.calls } }
+
+    func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken { try next() }
+    func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken { try next() }
+
+    private func next() throws -> OAuthToken {
+        let access = script.withLock { script -> String? in
+            script.calls += 1
+            return script.tokens.isEmpty ? nil : script.tokens.removeFirst()
+        }
+        guard let access else { throw URLError(.badServerResponse) }
+        return OAuthToken(accessToken: access)
+    }
+}
