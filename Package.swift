@@ -56,6 +56,13 @@ let package = Package(
             dependencies: ["CodeFlowOAuth"],
             path: "Sources/authreq-example"
         ),
+        // Fuzz targets for every parser of outside input; Scripts/fuzz builds them with libFuzzer.
+        .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
+        .executableTarget(
+            name: "authreq-fuzz",
+            dependencies: ["CodeFlowOAuth", "FuzzDriver"],
+            path: "Fuzz/AuthreqFuzz"
+        ),
         .target(
             name: "TestSupport",
             dependencies: [

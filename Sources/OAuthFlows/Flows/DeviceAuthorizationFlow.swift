@@ -109,7 +109,12 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
             client: endpoint.client,
             context: context
         )
-        let fields = try FormPost.jsonObject(from: reply, now: context.clock.now)
+        return try Self.authorization(from: reply, now: context.clock.now)
+    }
+
+    /// Parses a device authorization response (RFC 8628 §3.2) or throws its error.
+    package static func authorization(from reply: ServerReply, now: Date) throws -> DeviceAuthorization {
+        let fields = try FormPost.jsonObject(from: reply, now: now)
         func missing(_ name: String) -> TokenEndpointError {
             TokenEndpointError(
                 .missingField,

@@ -7,15 +7,23 @@ import Foundation
 
 /// A reply from an authorization server, with the secrets the request carried, so that anything
 /// the server echoes back can be redacted of them.
-struct ServerReply: Sendable {
+package struct ServerReply: Sendable {
     /// The URL the request went to.
-    let url: URL
-    let body: Data
-    let response: HTTPURLResponse
+    package let url: URL
+    package let body: Data
+    package let response: HTTPURLResponse
     /// The secrets sent (client secret, code, verifier, refresh token, device code, token).
-    let sentSecrets: [String]
+    package let sentSecrets: [String]
     /// When the request was sent, by the context's clock.
-    let sentAt: Date
+    package let sentAt: Date
+
+    package init(url: URL, body: Data, response: HTTPURLResponse, sentSecrets: [String], sentAt: Date) {
+        self.url = url
+        self.body = body
+        self.response = response
+        self.sentSecrets = sentSecrets
+        self.sentAt = sentAt
+    }
 
     var statusCode: Int { response.statusCode }
     var contentType: String? { response.value(forHTTPHeaderField: "Content-Type") }
@@ -24,7 +32,7 @@ struct ServerReply: Sendable {
 /// The one way this module talks to an authorization server: a form `POST` with client
 /// authentication (or a `GET` for metadata), `Accept: application/json`, no redirects, a total
 /// deadline, and a capped, strictly parsed JSON-object reply.
-enum FormPost {
+package enum FormPost {
     /// The largest body accepted from an authorization server.
     static let maximumBodySize = HTTPTransportOptions.authorizationServerResponseLimit
 
@@ -82,7 +90,7 @@ enum FormPost {
     }
 
     /// The reply as a JSON object; an OAuth error body (any status) throws ``OAuthError``.
-    static func jsonObject(from reply: ServerReply, now: Date) throws -> [String: JSONValue] {
+    package static func jsonObject(from reply: ServerReply, now: Date) throws -> [String: JSONValue] {
         let status = reply.statusCode
         let retryAfter =
             status == 429 || status == 503

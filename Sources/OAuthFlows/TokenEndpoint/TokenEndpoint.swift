@@ -78,7 +78,7 @@ public struct TokenEndpoint: Sendable {
 
     /// Parses a token response (RFC 6749 §5.1) or throws its error (§5.2). Expiry counts from
     /// when the request was sent.
-    static func token(from reply: ServerReply, requestedScope: String?, now: Date) throws -> OAuthToken {
+    package static func token(from reply: ServerReply, requestedScope: String?, now: Date) throws -> OAuthToken {
         var fields = try FormPost.jsonObject(from: reply, now: now)
         func string(_ name: String) throws -> String? {
             switch fields.removeValue(forKey: name) {

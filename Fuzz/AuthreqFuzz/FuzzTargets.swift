@@ -1,0 +1,164 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One fuzz target per parser of outside input. Each takes arbitrary bytes, runs the parser, and
+/// checks what must hold of any result; a crash, a trap or a failed check is a finding.
+enum FuzzTargets {
+    static let all: [String: @Sendable (Data) -> Void] = [
+        "json": json,
+        "token-reply": tokenReply,
+        "error-reply": errorReply,
+        "device-reply": deviceReply,
+        "discovery": discovery,
+        "www-authenticate": wwwAuthenticate,
+        "redirect-url": redirectURL,
+        "store-entry": storeEntry,
+        "retry-after": retryAfter,
+    ]
+
+    static let tokenURL = URL(string: "https://auth.example.com/token")!
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition { fatalError("fuzz check failed: \(message())") }
+    }
+
+    /// A reply with `status` and the given body.
+    static func reply(status: Int, body: Data, headers: [String: String] = [:]) -> ServerReply {
+        guard
+            let response = HTTPURLResponse(
+                url: tokenURL, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
+                ?? HTTPURLResponse(url: tokenURL, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])
+        else { fatalError("no HTTPURLResponse for a fixed URL") }
+        return ServerReply(
+            url: tokenURL,
+            body: body,
+            response: response,
+            sentSecrets: ["client-secret-value", "refresh-token-value"],
+            sentAt: now
+        )
+    }
+
+    /// The strict parser: whatever it accepts re-encodes and parses to the same value.
+    static func json(_ data: Data) {
+        guard let value = try? JSONValue(parsing: data) else { return }
+        guard let encoded = try? JSONEncoder().encode(value) else {
+            fatalError("a parsed value could not be encoded")
+        }
+        check((try? JSONValue(parsing: encoded, maximumDepth: 64)) == value, "round trip changed the value")
+    }
+
+    /// A token response (RFC 6749 §5.1) with a status from the first byte.
+    static func tokenReply(_ data: Data) {
+        let statuses = [200, 200, 201, 400, 401, 429, 500, 503]
+        let status = statuses[Int(data.first ?? 0) % statuses.count]
+        do {
+            let token = try TokenEndpoint.token(
+                from: reply(status: status, body: data.dropFirst()), requestedScope: nil, now: now)
+            check(!token.accessToken.isEmpty, "an empty access token was accepted")
+            if let expiresAt = token.expiresAt {
+                check(expiresAt.timeIntervalSince1970.isFinite, "a non-finite expiry")
+                check(expiresAt >= now, "an expiry before the request")
+            }
+            _ = token.description
+            let stored = try JSONEncoder().encode(token)
+            check(try JSONDecoder().decode(OAuthToken.self, from: stored) == token, "a token did not survive its store")
+        } catch let error as OAuthError {
+            check(!error.description.contains("refresh-token-value"), "a sent secret leaked")
+        } catch {
+            check(!"\(error)".contains("client-secret-value"), "a sent secret leaked")
+        }
+    }
+
+    /// An error response (RFC 6749 §5.2), with `Retry-After` from the first bytes.
+    static func errorReply(_ data: Data) {
+        let split = min(Int(data.first ?? 0) % 40, data.count)
+        let header = String(decoding: data.prefix(split), as: UTF8.self)
+        let body = data.dropFirst(split)
+        do {
+            _ = try FormPost.jsonObject(
+                from: reply(status: 400, body: body, headers: ["Retry-After": header]), now: now)
+        } catch let error as OAuthError {
+            _ = error.description
+            check(!error.description.contains("client-secret-value"), "a sent secret leaked")
+        } catch {
+            _ = "\(error)"
+        }
+    }
+
+    /// A device authorization response (RFC 8628 §3.2).
+    static func deviceReply(_ data: Data) {
+        guard
+            let authorization = try? DeviceAuthorizationFlow.authorization(
+                from: reply(status: 200, body: data), now: now)
+        else { return }
+        check(authorization.interval.isFinite && authorization.interval >= 1, "an unusable interval")
+        check(authorization.interval <= 86_400, "an interval beyond a day")
+        check(authorization.expiresAt > now, "codes that expired when issued")
+        check(authorization.expiresAt.timeIntervalSince(now) <= 86_400, "codes that live beyond a day")
+        _ = authorization.description
+    }
+
+    /// Authorization server metadata (RFC 8414).
+    static func discovery(_ data: Data) {
+        guard case .object(let fields)? = try? JSONValue(parsing: data),
+            let metadata = try? AuthorizationServerMetadata(fields: fields)
+        else { return }
+        _ = try? metadata.clientCredentialsFlow(client: .none(id: "fuzz"))
+        _ = metadata.codeChallengeMethodsSupported
+    }
+
+    /// A `WWW-Authenticate` header.
+    static func wwwAuthenticate(_ data: Data) {
+        let challenges = AuthenticationChallenge.parse(String(decoding: data, as: UTF8.self))
+        check(challenges.count <= data.count, "more challenges than bytes")
+        for challenge in challenges { _ = challenge.hasScheme("Bearer") }
+    }
+
+    static let authorizationRequest: AuthorizationRequest? = {
+        let configuration = AuthenticationConfiguration(
+            authorizationEndpoint: URL(string: "https://auth.example.com/authorize")!,
+            tokenEndpoint: tokenURL,
+            client: .none(id: "fuzz"),
+            redirectURI: URL(string: "http://127.0.0.1:1234/callback")!
+        )
+        return try? AuthorizationRequest(configuration: configuration, redirectURI: configuration.redirectURI)
+    }()
+
+    /// A redirect URL arriving at the loopback receiver or a custom scheme.
+    static func redirectURL(_ data: Data) {
+        guard let request = authorizationRequest, let url = URL(string: String(decoding: data, as: UTF8.self)) else {
+            return
+        }
+        _ = RedirectState.state(of: url)
+        if let response = try? AuthorizationResponse(
+            redirect: url, request: request, issuer: "https://a", requiresIssuer: false)
+        {
+            check(!response.code.isEmpty, "an empty code was accepted")
+            check(RedirectState.state(of: url) == request.state, "a response without the request's state")
+        }
+    }
+
+    /// A token store entry.
+    static func storeEntry(_ data: Data) {
+        guard let token = try? JSONDecoder().decode(OAuthToken.self, from: data) else { return }
+        _ = token.description
+        var dumped = ""
+        dump(token, to: &dumped)
+        _ = token.requiresRefresh(now: now, leeway: 60)
+        check((try? JSONEncoder().encode(token)) != nil, "a loaded token could not be saved again")
+    }
+
+    /// A `Retry-After` header.
+    static func retryAfter(_ data: Data) {
+        guard let date = RetryAfter.date(fromHeader: String(decoding: data, as: UTF8.self), now: now) else { return }
+        let delay = date.timeIntervalSince(now)
+        check(delay >= 0 && delay <= RetryAfter.maximumDelay, "a delay outside the clamp: \(delay)")
+    }
+}
