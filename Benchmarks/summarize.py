@@ -112,6 +112,20 @@ def main(folder):
     else:
         rows.append(("Loopback", "not run (no nginx)", "-", "-"))
 
+    # Parsing: the strict parser against JSONSerialization on the same 1 MiB adversarial bytes.
+    parsing = "Parsing: 1 MiB adversarial replies, interleaved"
+    for reply in ("deep nesting", "wide object", "long strings"):
+        ratio = metric(results, parsing, f"parse ratio x1000: {reply}")
+        ours = metric(results, parsing, f"parse µs JSONValue: {reply}")
+        theirs = metric(results, parsing, f"parse µs JSONSerialization: {reply}")
+        if None not in (ratio, ours, theirs):
+            row(
+                f"Parsing 1 MiB, {reply}: JSONValue / JSONSerialization (paired p50)",
+                f"{ratio / 1000:.2f} ({ours / 1000:.1f} vs {theirs / 1000:.1f} ms)",
+                "<= 3",
+                ratio / 1000 <= 3,
+            )
+
     # 3. Coalesced refresh.
     expired, valid = "Coalesced refresh: 10000 concurrent, expired token", "Coalesced refresh: 10000 concurrent, valid token"
     refreshes = metric(results, expired, "refreshes", "100.0")

@@ -185,6 +185,59 @@ import Testing
         #expect(flow.calls == 2)
     }
 
+    // MARK: More of Alamofire's scenarios
+
+    @Test func aCredentialClearedWhileTheRequestWasOnItsWayGivesMissingCredentialOnTheRetry() async throws {
+        api.accept([])
+        let authenticator = makeAuthenticator(token: token(0))
+        let gate = Gate()
+        api.holdNextRequest(at: gate)
+        let request = Task { try await Me(authenticator: authenticator, transport: api.transport).request() }
+        #expect(await eventually { api.holdEntered })
+        await authenticator.clearCredential()
+        await gate.open()
+        let error = await #expect(throws: AuthenticationError.self) { try await request.value }
+        #expect(error?.code == .missingCredential)
+        #expect(flow.refreshCalls == 0)
+        #expect(api.requestCount == 1)
+    }
+
+    @Test func parallelRejectionsOfTheSameCredentialShareOneRefresh() async throws {
+        api.accept(["access-1"])
+        let gate = Gate()
+        api.holdNextRequest(at: gate)
+        let authenticator = makeAuthenticator(token: token(0))
+        let held = Task { try await Me(authenticator: authenticator, transport: api.transport).request() }
+        #expect(await eventually { api.holdEntered })
+        let others = requests(5, authenticator)
+        for request in others { #expect(try await request.value.name == "Ada") }
+        await gate.open()
+        #expect(try await held.value.name == "Ada")
+        #expect(flow.refreshCalls == 1)
+        #expect(api.seenAuthorizations.filter { $0 == "Bearer access-1" }.count == 6, "each retried once with access-1")
+    }
+
+    /// Alamofire retries as often as its retrier allows, up to the refresh window; this engine
+    /// retries a rejected request exactly once (`aRetryThatIsRejectedAgainIsNotRetriedAgain` in
+    /// the contract tests), so a server that rejects every credential costs one refresh per
+    /// request, and the refresh limit stops the rest.
+    @Test func aServerThatRejectsEveryCredentialGetsOneRetryPerRequestThenTheLimit() async throws {
+        api.rejectEverything()
+        let authenticator = makeAuthenticator(token: token(0), limit: RefreshLimit(maximumCount: 2))
+        for _ in 0..<2 {
+            let error = await #expect(throws: ResourceError.self) {
+                try await Me(authenticator: authenticator, transport: api.transport).request()
+            }
+            #expect(error?.statusCode == 401, "one retry, then the 401 comes back")
+        }
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(error?.code == .excessiveRefresh)
+        #expect(flow.refreshCalls == 2)
+        #expect(api.requestCount == 5, "2 × (request + retry) + the third request")
+    }
+
     // MARK: Events
 
     @Test func requestRetriedIsEmittedOnlyWhenTheRequestIsSentAgain() async throws {

@@ -17,6 +17,7 @@ let concurrency = 32
 let perTask = 10
 
 let benchmarks: @Sendable () -> Void = {
+    parsingBenchmarks()
     let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
 
     // 1. Overhead: the same in-memory request with and without authentication.
