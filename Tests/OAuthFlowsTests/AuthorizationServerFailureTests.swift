@@ -94,6 +94,23 @@ import Testing
         }
     }
 
+    @Test func anErrorCodeOrAddressThatEchoesASecretIsRedacted() async throws {
+        // Found by the token-reply fuzz target.
+        server.reply(status: 400, json: #"{"error":"cs-SECRET-456","error_uri":"https://x.example/cs-SECRET-456"}"#)
+        let error = await #expect(throws: OAuthError.self) {
+            try await TokenEndpoint(url: tokenURL, client: .clientSecretPost(id: "app", secret: "cs-SECRET-456"))
+                .requestToken(grantType: "client_credentials", context: server.context(clock: clock))
+        }
+        #expect(error?.errorURI == nil)
+        #expect(error?.description.contains("cs-SECRET-456") == false)
+        server.reply(status: 307, headers: ["Location": "https://cs-SECRET-456.evil.example/"], body: Data())
+        let redirected = await #expect(throws: HTTPTransportError.self) {
+            try await TokenEndpoint(url: tokenURL, client: .clientSecretPost(id: "app", secret: "cs-SECRET-456"))
+                .requestToken(grantType: "client_credentials", context: server.context(clock: clock))
+        }
+        #expect(redirected?.description.contains("cs-SECRET-456") == false)
+    }
+
     @Test func anHTMLPageThatEchoesTheRequestIsRedacted() async throws {
         let page =
             "<html><body><p>Bad request: client_secret=cs-SECRET-456&amp;grant_type=client_credentials</p>"

@@ -22,6 +22,11 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         public static let obtainFailed = Code("obtain failed")
         /// More refreshes than allowed happened within the window; no further refresh was attempted.
         public static let excessiveRefresh = Code("excessive refresh")
+        /// A process died after it sent a refresh and before it stored the result, so the stored
+        /// refresh token may already be spent. Nothing was sent. Sign in again, or, for a server
+        /// that does not rotate refresh tokens, call
+        /// ``AuthenticationInterceptor/resolveUnknownRefreshOutcome()`` and retry.
+        public static let refreshOutcomeUnknown = Code("refresh outcome unknown")
         /// The request would have sent a credential over plain `http` to a non-loopback host.
         public static let insecureTransport = Code("insecure transport")
         /// The stored credential could not be read (e.g. a corrupt file); it was left untouched.

@@ -151,7 +151,8 @@ extension AuthenticationInterceptor {
         if stale != nil, state.refreshHistory.isExhausted(at: now, within: configuration.refreshLimit) {
             return .fail(excessiveRefresh)
         }
-        let refresh = startSharedRefresh(from: stale, by: authenticator, startedGeneration: state.generation)
+        let refresh = startSharedRefresh(
+            from: stale, by: authenticator, storeKey: state.storeKey, startedGeneration: state.generation)
         state.refresh = refresh
         return .wait(authenticator, refresh)
     }
@@ -167,20 +168,14 @@ extension AuthenticationInterceptor {
     private nonisolated func startSharedRefresh(
         from stale: Credential?,
         by authenticator: A,
+        storeKey: String?,
         startedGeneration: UInt64
     ) -> SharedRefresh<Credential> {
-        let context = self.context
         let shared = SharedRefresh<Credential>()
         Task(priority: .high) {
-            let result: Result<Credential, any Error>
+            let result: Result<RefreshProduct, any Error>
             do {
-                if let stale {
-                    result = .success(try await authenticator.refresh(stale, for: context))
-                } else if let obtained = try await authenticator.initialCredential(for: context) {
-                    result = .success(obtained)
-                } else {
-                    result = .failure(Self.missingCredential)
-                }
+                result = .success(try await self.performRefresh(from: stale, by: authenticator, storeKey: storeKey))
             } catch {
                 result = .failure(error)
             }
@@ -208,12 +203,16 @@ extension AuthenticationInterceptor {
     /// refresh's result belongs to nobody: it is neither stored nor handed to the waiters, who get
     /// the current credential, or ``AuthenticationError/Code/missingCredential`` after a sign-out.
     private func commitRefresh(
-        _ result: Result<Credential, any Error>,
+        _ product: Result<RefreshProduct, any Error>,
         obtained: Bool,
         startedGeneration: UInt64,
         authenticator: A
     ) async throws -> Credential {
         let now = configuration.clock.now
+        let result = product.map(\.credential)
+        let isStored = (try? product.get().isStored) ?? false
+        let source = (try? product.get().source) ?? .refreshed
+        let storeHandledFailure = store != nil && storeKey != nil && !obtained
         var failure: (error: any Error, committed: any Error, invalidated: Bool)?
         if case .failure(let error) = result {
             let invalidated = authenticator.isCredentialInvalidated(by: error)
@@ -226,7 +225,7 @@ extension AuthenticationInterceptor {
             guard state.generation == startedGeneration else { return (state.credential, true) }
             state.refresh = nil
             state.refreshEpoch &+= 1
-            if answered, !obtained { state.refreshHistory.record(at: now) }
+            if answered, !obtained, source != .adopted { state.refreshHistory.record(at: now) }
             switch result {
             case .success(let fresh):
                 state.credential = fresh
@@ -258,8 +257,12 @@ extension AuthenticationInterceptor {
         }
         switch result {
         case .success(let fresh):
-            await save(fresh)
-            emit(obtained ? .credentialObtained : .credentialRefreshed)
+            if !isStored { await save(fresh) }
+            switch source {
+            case .adopted: emit(.credentialLoaded)
+            case .obtained: emit(.credentialObtained)
+            case .refreshed: emit(.credentialRefreshed)
+            }
             return fresh
         case .failure(let error):
             guard let failure else { throw error }
@@ -267,7 +270,9 @@ extension AuthenticationInterceptor {
                 emit(.refreshFailed, error: failure.committed)
             }
             if failure.invalidated {
-                await removeFromStore()
+                // A coordinated refresh cleared the entry itself, and only if it still held the
+                // rejected credential.
+                if !storeHandledFailure { await removeFromStore() }
                 emit(.credentialCleared)
             }
             throw failure.committed
@@ -276,7 +281,11 @@ extension AuthenticationInterceptor {
 
     /// The error every waiter of a failed refresh gets.
     private static func committedError(for error: any Error, obtained: Bool, invalidated: Bool) -> any Error {
-        if let error = error as? AuthenticationError, error.code == .missingCredential { return error }
+        if let error = error as? AuthenticationError,
+            [.missingCredential, .refreshOutcomeUnknown, .storeFailed].contains(error.code)
+        {
+            return error
+        }
         if error is CancellationError { return error }
         if invalidated {
             return AuthenticationError(
@@ -303,7 +312,8 @@ extension AuthenticationInterceptor {
     /// cancelled): such a refresh does not count against the ``RefreshLimit``.
     static func isConnectivityFailure(_ error: any Error) -> Bool {
         switch error {
-        case is URLError, is CancellationError, is POSIXError: return true
+        case is URLError, is CancellationError, is POSIXError, is TokenStoreError: return true
+        case let error as AuthenticationError: return error.code != .reauthenticationRequired
         case let error as HTTPTransportError: return error.code == .timedOut
         default: return false
         }

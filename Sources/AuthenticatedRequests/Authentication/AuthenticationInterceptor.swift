@@ -44,6 +44,11 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         /// given. When it passes, the shared refresh is cancelled and every request waiting for
         /// it fails at once.
         public var authorizationServerTimeout: TimeInterval
+        /// How long a refresh waits for the token store's refresh lock while another process
+        /// refreshes the same entry, in seconds; 60 unless given. At the bound the request fails
+        /// with ``AuthenticationError/Code/refreshFailed`` (underlying
+        /// ``TokenStoreError/Code/lockTimedOut``); it never refreshes without the lock.
+        public var storeLockTimeout: TimeInterval
 
         /// Creates a configuration.
         public init(
@@ -52,7 +57,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             clock: any WallClock = SystemWallClock(),
             tokenTransport: any HTTPTransport = URLSessionTransport.shared,
             allowsInsecureHTTP: Bool = false,
-            authorizationServerTimeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout
+            authorizationServerTimeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout,
+            storeLockTimeout: TimeInterval = 60
         ) {
             self.leeway = leeway
             self.refreshLimit = refreshLimit
@@ -60,14 +66,17 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             self.tokenTransport = tokenTransport
             self.allowsInsecureHTTP = allowsInsecureHTTP
             self.authorizationServerTimeout = authorizationServerTimeout
+            self.storeLockTimeout = storeLockTimeout
         }
     }
 
     /// The configuration given at creation.
     public nonisolated let configuration: Configuration
 
-    let store: (any TokenStore)?
-    var storeKey: String?
+    nonisolated let store: (any TokenStore)?
+    /// The store entry of the current credential; kept with the credential state, because the
+    /// refresh reads it off the actor.
+    nonisolated var storeKey: String? { state.withLock { $0.storeKey } }
     /// Whether the store may hold a credential not yet read.
     var needsStoreLoad: Bool
     /// Whether the credential given at creation is not yet saved (an initializer cannot await).
@@ -105,7 +114,6 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         let needsStoreLoad = credential == nil && store != nil && storeKey != nil
         let needsInitialSave = credential != nil && store != nil && storeKey != nil
         self.store = store
-        self.storeKey = storeKey
         self.configuration = configuration
         self.needsStoreLoad = needsStoreLoad
         self.needsInitialSave = needsInitialSave
@@ -113,6 +121,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             CredentialState(
                 authenticator: authenticator,
                 credential: credential,
+                storeKey: storeKey,
                 isSettled: !needsStoreLoad && !needsInitialSave
             )
         )
@@ -126,11 +135,11 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     /// credential is read from the store entry `storeKey` on first use, or obtained through
     /// ``Authenticator/initialCredential(for:)``.
     public func configure(with authenticator: A, credential: Credential? = nil, storeKey: String? = nil) async {
-        if let storeKey { self.storeKey = storeKey }
         needsInitialSave = false
-        needsStoreLoad = credential == nil && store != nil && self.storeKey != nil
+        needsStoreLoad = credential == nil && store != nil && (storeKey ?? self.storeKey) != nil
         let isSettled = !needsStoreLoad
         state.withLock { state in
+            if let storeKey { state.storeKey = storeKey }
             state.authenticator = authenticator
             state.credential = credential
             state.resetRefreshState()

@@ -10,6 +10,8 @@ import Foundation
 struct CredentialState<A: Authenticator>: Sendable {
     var authenticator: A?
     var credential: A.Credential?
+    /// The token store entry of this credential.
+    var storeKey: String?
     /// The one refresh (or first obtain) under way.
     var refresh: SharedRefresh<A.Credential>?
     /// The refreshes the authorization server answered, for the ``RefreshLimit``.

@@ -20,6 +20,10 @@ import Foundation
 ///   temporary file and leaves the old entry as it was.
 /// - A file that is not JSON is reported as ``TokenStoreError/Code/corrupt`` and left in place,
 ///   never replaced silently.
+/// - Processes that share the folder coordinate their refreshes (``TokenStore``): the refresh
+///   lock of an entry is an exclusive `flock` on a lock file beside it (`<entry>.lock`, mode
+///   `0600`, never deleted), which the kernel releases when its holder exits or dies. Use a local
+///   file system: `flock` over NFS is not reliable everywhere.
 public struct FileTokenStore: TokenStore {
     /// The folder holding the files.
     public let directory: URL
@@ -86,6 +90,49 @@ public struct FileTokenStore: TokenStore {
         } catch {
             throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: error)
         }
+    }
+
+    /// `true`: processes that share the folder coordinate their refreshes.
+    public var coordinatesProcesses: Bool { true }
+
+    /// Runs `body` holding an exclusive `flock` on the entry's lock file; waits at most `timeout`
+    /// seconds, polling every few milliseconds.
+    public func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let path = lockFileURL(forKey: key).path
+        let descriptor: Int32
+        do {
+            try createDirectory(forKey: key)
+            descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw POSIXError.current }
+        } catch let error as TokenStoreError {
+            throw error
+        } catch {
+            throw TokenStoreError(code: .ioFailed, key: key, path: path, underlyingError: error)
+        }
+        defer { close(descriptor) }
+        let deadline = Date().addingTimeInterval(timeout.isFinite ? Swift.max(timeout, 0) : 0)
+        var pause: UInt64 = 1_000_000
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else {
+                throw TokenStoreError(code: .ioFailed, key: key, path: path, underlyingError: POSIXError.current)
+            }
+            guard Date() < deadline else {
+                throw TokenStoreError(code: .lockTimedOut, key: key, path: path)
+            }
+            try await Task.sleep(nanoseconds: pause)
+            pause = Swift.min(pause * 2, 50_000_000)
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try await body()
+    }
+
+    /// The lock file of `key`'s entry.
+    public func lockFileURL(forKey key: String) -> URL {
+        fileURL(forKey: key).deletingPathExtension().appendingPathExtension("lock")
     }
 
     /// Deletes the entry for `key`.

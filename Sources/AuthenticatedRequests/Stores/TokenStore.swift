@@ -3,9 +3,29 @@ import Foundation
 /// Where credentials are kept across launches, one entry per key.
 ///
 /// An ``AuthenticationInterceptor`` writes every change of its credential here (obtained,
-/// refreshed, rotated, cleared) as JSON. Keys name a client at a server, so two clients never
-/// share an entry. ``InMemoryTokenStore`` and ``FileTokenStore`` are provided; a Keychain or
-/// database store is a small conformance.
+/// refreshed, rotated, cleared) as JSON. Keys name a client at a server (and, for several
+/// accounts, the user), so two sessions never share an entry. ``InMemoryTokenStore`` and
+/// ``FileTokenStore`` are provided; a Keychain or database store is a small conformance.
+///
+/// ## Refreshes coordinated across processes
+///
+/// A store that several processes (or machines) share can coordinate their refreshes, so that
+/// one refresh token is spent once: implement ``withRefreshLock(forKey:timeout:_:)`` with a lock
+/// that dies with its holder (`flock`, a database session) and set ``coordinatesProcesses``. The
+/// interceptor then runs one algorithm for every such store:
+/// 1. A request with a valid credential in memory touches no store.
+/// 2. A refresh takes the lock for the entry and re-reads it; a newer, valid credential that
+///    another process stored is used instead of refreshing.
+/// 3. Otherwise it records that a refresh is in flight, refreshes from the newest stored
+///    credential, and writes the result only if the entry still holds the credential it refreshed
+///    from (a fenced write); then it releases the lock.
+/// 4. `invalid_grant` clears the entry only if it still holds the rejected credential.
+/// 5. A process that died between sending a refresh and storing its result leaves the in-flight
+///    record behind: the next refresh reports ``AuthenticationError/Code/refreshOutcomeUnknown``
+///    instead of spending a refresh token that may already be spent, or signing out.
+///
+/// Waiting for the lock is bounded; at the bound the request fails, it never refreshes
+/// uncoordinated. The defaults suit a store that one process uses: no lock.
 public protocol TokenStore: Sendable {
     /// The entry for `key`, or `nil` when there is none.
     func load(forKey key: String) async throws -> Data?
@@ -13,6 +33,36 @@ public protocol TokenStore: Sendable {
     func save(_ data: Data, forKey key: String) async throws
     /// Removes the entry for `key`; no error when there is none.
     func removeValue(forKey key: String) async throws
+
+    /// Whether other processes may use the same entries at the same time, so that refreshes must
+    /// be coordinated through ``withRefreshLock(forKey:timeout:_:)``. `false` by default.
+    var coordinatesProcesses: Bool { get }
+
+    /// Runs `body` while holding the refresh lock of the entry `key`, waiting at most `timeout`
+    /// seconds for it.
+    ///
+    /// The lock must be released when its holder dies (a crashed process must not lock everyone
+    /// out). The default runs `body` at once, for stores that one process uses.
+    /// - Throws: ``TokenStoreError/Code/lockTimedOut`` when the lock could not be had in time.
+    func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value
+}
+
+extension TokenStore {
+    /// `false`: a store that one process uses.
+    public var coordinatesProcesses: Bool { false }
+
+    /// Runs `body` at once, without a lock.
+    public func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await body()
+    }
 }
 
 /// Why a ``TokenStore`` failed.
@@ -25,6 +75,9 @@ public struct TokenStoreError: Error, CustomStringConvertible {
         public static let corrupt = Code("corrupt entry")
         /// Reading, writing or removing failed; see ``TokenStoreError/underlyingError``.
         public static let ioFailed = Code("input/output failed")
+        /// The refresh lock of the entry could not be had in time (another process holds it, e.g.
+        /// while it refreshes); nothing was refreshed.
+        public static let lockTimedOut = Code("lock timed out")
         /// The store's location is not safe for secrets (a folder of another user, or not a
         /// folder); nothing was written.
         public static let insecureLocation = Code("insecure location")

@@ -36,10 +36,13 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
             throw CodeFlowError(.issuerMismatch, "The server promised an iss parameter (RFC 9207) and sent none.")
         }
         if let error = parameters.removeValue(forKey: "error") {
+            // What the server wrote is redacted of the request's secrets, in case it echoes them.
+            let secrets = [request.state] + (request.pkce.map { [$0.verifier] } ?? [])
+            let redact = { (text: String) in Redaction.redact(text, removing: secrets) }
             throw OAuthError(
-                code: OAuthErrorCode(rawValue: error),
-                errorDescription: parameters["error_description"],
-                errorURI: parameters["error_uri"].flatMap(URL.init(string:))
+                code: OAuthErrorCode(rawValue: redact(error)),
+                errorDescription: parameters["error_description"].map(redact),
+                errorURI: parameters["error_uri"].flatMap { redact($0) == $0 ? URL(string: $0) : nil }
             )
         }
         guard let code = parameters.removeValue(forKey: "code"), !code.isEmpty else {

@@ -84,7 +84,11 @@ package enum FormPost {
         let reply = ServerReply(url: url, body: body, response: response, sentSecrets: secrets, sentAt: sentAt)
         if (300...399).contains(response.statusCode) {
             let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: url) }
-            throw HTTPTransportError.redirected(status: response.statusCode, from: url, to: location?.absoluteURL)
+            // A target that echoes a secret is not named.
+            let named = location.flatMap {
+                Redaction.redact($0.absoluteString, removing: secrets) == $0.absoluteString ? $0 : nil
+            }
+            throw HTTPTransportError.redirected(status: response.statusCode, from: url, to: named?.absoluteURL)
         }
         return reply
     }
@@ -119,16 +123,17 @@ package enum FormPost {
             )
         }
         if let code = object["error"]?.stringValue {
+            // Everything the server wrote is redacted of what the request sent: the code and the
+            // page's address too, so an echo cannot carry a secret into a message.
+            let redact = { (text: String) in Redaction.redact(text, removing: reply.sentSecrets) }
             throw OAuthError(
-                code: OAuthErrorCode(rawValue: code),
-                errorDescription: object["error_description"]?.stringValue.map {
-                    Redaction.redact($0, removing: reply.sentSecrets)
+                code: OAuthErrorCode(rawValue: redact(code)),
+                errorDescription: object["error_description"]?.stringValue.map(redact),
+                errorURI: object["error_uri"]?.stringValue.flatMap { uri in
+                    redact(uri) == uri ? URL(string: uri) : nil
                 },
-                errorURI: object["error_uri"]?.stringValue.flatMap(URL.init(string:)),
                 statusCode: status,
-                wwwAuthenticate: reply.response.value(forHTTPHeaderField: "WWW-Authenticate").map {
-                    Redaction.redact($0, removing: reply.sentSecrets)
-                },
+                wwwAuthenticate: reply.response.value(forHTTPHeaderField: "WWW-Authenticate").map(redact),
                 retryAfter: retryAfter
             )
         }

@@ -1,0 +1,171 @@
+import Foundation
+
+// The refresh itself, and its coordination with other processes that share the token store
+// (the algorithm of `TokenStore`'s documentation).
+extension AuthenticationInterceptor {
+    /// What a refresh produced.
+    struct RefreshProduct: Sendable {
+        enum Source: Sendable {
+            /// Refreshed by the authenticator.
+            case refreshed
+            /// Obtained as a first credential.
+            case obtained
+            /// Found in the store: another process had refreshed or signed in already.
+            case adopted
+        }
+
+        let credential: Credential
+        let source: Source
+        /// Whether the store already holds it (written under the lock, or read from it).
+        let isStored: Bool
+    }
+
+    /// The store key of the in-flight record of `key`.
+    static func inFlightKey(for key: String) -> String { key + "#refresh-in-flight" }
+
+    /// The credential's JSON with sorted keys: the same credential always gives the same bytes, so
+    /// entries can be compared across processes.
+    static func canonicalData(_ credential: Credential) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(credential)
+    }
+
+    /// Refreshes `stale` (or obtains a first credential when it is `nil`), coordinated through the
+    /// store when there is one.
+    nonisolated func performRefresh(
+        from stale: Credential?,
+        by authenticator: A,
+        storeKey: String?
+    ) async throws -> RefreshProduct {
+        let context = self.context
+        guard let store, let key = storeKey else {
+            if let stale {
+                return RefreshProduct(
+                    credential: try await authenticator.refresh(stale, for: context), source: .refreshed,
+                    isStored: false)
+            }
+            guard let obtained = try await authenticator.initialCredential(for: context) else {
+                throw Self.missingCredential
+            }
+            return RefreshProduct(credential: obtained, source: .obtained, isStored: false)
+        }
+        guard let stale else { return try await obtain(by: authenticator, store: store, key: key) }
+        return try await store.withRefreshLock(forKey: key, timeout: configuration.storeLockTimeout) {
+            try await self.refreshLocked(stale, by: authenticator, store: store, key: key)
+        }
+    }
+
+    /// A first credential: one another process stored meanwhile, or a new one. No lock: obtaining
+    /// may wait for a person (the device flow), and there is no refresh token to protect.
+    private nonisolated func obtain(by authenticator: A, store: any TokenStore, key: String) async throws
+        -> RefreshProduct
+    {
+        if let stored = try await loadEntry(store, key), isUsable(stored) {
+            return RefreshProduct(credential: stored, source: .adopted, isStored: true)
+        }
+        guard let obtained = try await authenticator.initialCredential(for: context) else {
+            throw Self.missingCredential
+        }
+        return RefreshProduct(credential: obtained, source: .obtained, isStored: false)
+    }
+
+    /// Steps 2 to 5 of the algorithm, holding the lock.
+    private nonisolated func refreshLocked(
+        _ stale: Credential,
+        by authenticator: A,
+        store: any TokenStore,
+        key: String
+    ) async throws -> RefreshProduct {
+        let entry = try await loadEntry(store, key)
+        let entryData = try entry.map(Self.canonicalData)
+        let inFlightKey = Self.inFlightKey(for: key)
+        if store.coordinatesProcesses, let record = try await store.load(forKey: inFlightKey) {
+            // We hold the lock, so whoever wrote the record is gone. If the entry still holds the
+            // credential it refreshed from, the server may have spent that refresh token.
+            guard record != entryData else {
+                throw AuthenticationError(
+                    code: .refreshOutcomeUnknown,
+                    message: "A process died while it refreshed this credential; its refresh token may be spent. "
+                        + "Sign in again, or call resolveUnknownRefreshOutcome() if the server does not rotate "
+                        + "refresh tokens."
+                )
+            }
+            try await store.removeValue(forKey: inFlightKey)
+        }
+        if let entry, let entryData, entryData != (try Self.canonicalData(stale)), isUsable(entry) {
+            return RefreshProduct(credential: entry, source: .adopted, isStored: true)
+        }
+        // Refresh from the newest credential there is: never send a refresh token older than the stored one.
+        let base = entry ?? stale
+        let baseData = try entryData ?? Self.canonicalData(base)
+        if store.coordinatesProcesses { try await store.save(baseData, forKey: inFlightKey) }
+        let fresh: Credential
+        do {
+            fresh = try await authenticator.refresh(base, for: context)
+        } catch {
+            defer { if store.coordinatesProcesses { Task { try? await store.removeValue(forKey: inFlightKey) } } }
+            guard authenticator.isCredentialInvalidated(by: error) else { throw error }
+            // Clear the entry only if it still holds the rejected credential.
+            let current = try await store.load(forKey: key)
+            if let current, let decoded = try? JSONDecoder().decode(Credential.self, from: current) {
+                if try Self.canonicalData(decoded) == baseData {
+                    try await store.removeValue(forKey: key)
+                } else if isUsable(decoded) {
+                    return RefreshProduct(credential: decoded, source: .adopted, isStored: true)
+                }
+            }
+            throw error
+        }
+        // The fenced write: only over the credential this refresh started from (or into the empty
+        // entry it started with); an entry cleared meanwhile (a sign-out) stays cleared.
+        let current = try await loadEntry(store, key)
+        let isStored: Bool
+        if try current.map(Self.canonicalData) == entryData ?? baseData || (current == nil && entry == nil) {
+            do {
+                try await store.save(try Self.canonicalData(fresh), forKey: key)
+                isStored = true
+            } catch {
+                await emit(.storeFailed, error: error)
+                isStored = true  // do not try again outside the lock
+            }
+        } else {
+            isStored = true  // a newer credential is there; it stays
+        }
+        if store.coordinatesProcesses { try? await store.removeValue(forKey: inFlightKey) }
+        return RefreshProduct(credential: fresh, source: .refreshed, isStored: isStored)
+    }
+
+    /// The stored credential of `key`, if any; a corrupt entry is an error, never overwritten.
+    private nonisolated func loadEntry(_ store: any TokenStore, _ key: String) async throws -> Credential? {
+        guard let data = try await store.load(forKey: key) else { return nil }
+        do {
+            return try JSONDecoder().decode(Credential.self, from: data)
+        } catch {
+            throw AuthenticationError(
+                code: .storeFailed,
+                message: "The stored credential '\(key)' is corrupt; it was left as is. "
+                    + "Remove it (clearCredential()) to sign in again.",
+                underlyingError: TokenStoreError(code: .corrupt, key: key, underlyingError: error)
+            )
+        }
+    }
+
+    private nonisolated func isUsable(_ credential: Credential) -> Bool {
+        !credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway)
+    }
+
+    /// Forgets that a refresh of the stored credential was in flight when a process died, so the
+    /// next request refreshes from it again.
+    ///
+    /// Call it after ``AuthenticationError/Code/refreshOutcomeUnknown`` only when the server does
+    /// not rotate refresh tokens (or the user accepts that a rotated-out token is sent once): with
+    /// rotation and reuse detection, a spent refresh token revokes the whole grant.
+    public func resolveUnknownRefreshOutcome() async throws {
+        guard let store, let key = storeKey else { return }
+        try await store.withRefreshLock(forKey: key, timeout: configuration.storeLockTimeout) {
+            try await store.removeValue(forKey: Self.inFlightKey(for: key))
+        }
+        state.withLock { $0.resetRefreshState() }
+    }
+}
