@@ -75,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "authreq-test-helper",
-            dependencies: ["AuthenticatedRequests"],
+            dependencies: ["AuthenticatedRequests", "OAuthFlows"],
             path: "Tests/TestHelper"
         ),
         .testTarget(
@@ -84,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OAuthFlowsTests",
-            dependencies: ["OAuthFlows", "TestSupport"]
+            dependencies: ["OAuthFlows", "TestSupport", "authreq-test-helper"]
         ),
         .testTarget(
             name: "CodeFlowOAuthTests",
@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["CodeFlowOAuth", "TestSupport"]
+            dependencies: ["CodeFlowOAuth", "TestSupport", "authreq-test-helper"]
         ),
     ],
     swiftLanguageModes: [.v6]

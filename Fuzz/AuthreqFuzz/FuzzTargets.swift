@@ -20,6 +20,7 @@ enum FuzzTargets {
         "redirect-url": redirectURL,
         "store-entry": storeEntry,
         "retry-after": retryAfter,
+        "introspection-reply": introspectionReply,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -153,6 +154,15 @@ enum FuzzTargets {
         dump(token, to: &dumped)
         _ = token.requiresRefresh(now: now, leeway: 60)
         check((try? JSONEncoder().encode(token)) != nil, "a loaded token could not be saved again")
+    }
+
+    /// An introspection response (RFC 7662 §2.2).
+    static func introspectionReply(_ data: Data) {
+        guard let info = try? TokenIntrospection(reply: reply(status: 200, body: data), now: now) else { return }
+        for date in [info.expiresAt, info.issuedAt, info.notBefore].compactMap({ $0 }) {
+            check(date.timeIntervalSince1970.isFinite && date.timeIntervalSince1970 >= 0, "an unusable date")
+            _ = date.description
+        }
     }
 
     /// A `Retry-After` header.

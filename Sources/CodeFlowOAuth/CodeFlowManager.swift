@@ -65,9 +65,15 @@ public actor CodeFlowManager {
 
     /// Runs the flow and configures `authenticator` with the token and its refresh flow (which
     /// also stores the token in the authenticator's store).
+    ///
+    /// - Parameter account: the account the session belongs to, for apps with several; the
+    ///   session is stored under ``OAuthFlows/TokenEndpoint/storeKey(account:)`` and comes back
+    ///   with `OAuthAuthenticator.restore(tokenEndpoint:client:account:store:configuration:)`.
     @discardableResult
-    public func signIn(configuring authenticator: OAuthAuthenticator) async throws -> OAuthToken {
-        let result = try await authorize()
+    public func signIn(configuring authenticator: OAuthAuthenticator, account: String? = nil) async throws
+        -> OAuthToken
+    {
+        let result = try await authorize(account: account)
         await authenticator.configure(with: result.flow, token: result.token)
         return result.token
     }
@@ -77,13 +83,14 @@ public actor CodeFlowManager {
     /// - Throws: ``AuthenticatedRequests/OAuthError`` for an error redirect (`access_denied` when
     ///   the user said no) or a failed exchange; ``CodeFlowError`` for a missing or wrong `state`,
     ///   an `iss` mismatch, a timeout; `CancellationError` when cancelled or replaced.
-    public func authorize() async throws -> CodeFlowResult {
+    public func authorize(account: String? = nil) async throws -> CodeFlowResult {
         let previous = current
         previous?.cancel()
         let (configuration, userAgent, context) = (self.configuration, self.userAgent, self.context)
         let task = Task {
             _ = await previous?.result  // let the previous attempt release its socket first
-            return try await Self.run(configuration: configuration, userAgent: userAgent, context: context)
+            return try await Self.run(
+                configuration: configuration, userAgent: userAgent, context: context, account: account)
         }
         current = task
         defer { if current == task { current = nil } }
@@ -97,7 +104,8 @@ public actor CodeFlowManager {
     private static func run(
         configuration: AuthenticationConfiguration,
         userAgent: any AuthorizationUserAgent,
-        context: AuthenticationContext
+        context: AuthenticationContext,
+        account: String?
     ) async throws -> CodeFlowResult {
         try Task.checkCancellation()
         let endpoint = configuration.authorizationEndpoint
@@ -132,7 +140,8 @@ public actor CodeFlowManager {
             client: configuration.client,
             code: response.code,
             redirectURI: session.redirectURI.absoluteString,
-            codeVerifier: request.pkce?.verifier
+            codeVerifier: request.pkce?.verifier,
+            account: account
         )
         let token = try await flow.obtainToken(for: context)
         return CodeFlowResult(token: token, flow: flow)

@@ -62,11 +62,11 @@ import Testing
         let old = Data(#"{"access_token":"old"}"#.utf8)
         try await store.save(old, forKey: "client@server")
         // A second process writes 1 MB with a file size limit of 64 KiB: the write fails midway.
-        let (status, output) = try TestHelperProcess.run([
+        let outcome = try await TestHelperProcess.run([
             "store-write", directory.path, "client@server", "1000000", "65536",
         ])
-        #expect(status == 0)
-        #expect(output.contains("failed: input/output failed"), "\(output)")
+        #expect(outcome.status == 0)
+        #expect(outcome.output.contains("failed: input/output failed"), "\(outcome.output)")
         #expect(try await store.load(forKey: "client@server") == old)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(files == [store.fileURL(forKey: "client@server").lastPathComponent], "no partial file: \(files)")

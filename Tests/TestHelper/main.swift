@@ -1,10 +1,21 @@
-// A helper process for tests that need a real second process: a write under a file-size limit
-// (a full disk), and later several processes sharing one token store.
+// A helper process for tests that need real separate processes: a write under a file-size limit
+// (a full disk), and several processes that share one token store, some of which die on purpose.
 //
-// Usage: authreq-test-helper store-write DIRECTORY KEY BYTES FILE_SIZE_LIMIT
+// Usage:
+//   authreq-test-helper store-write DIRECTORY KEY BYTES FILE_SIZE_LIMIT
+//   authreq-test-helper requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT
+//       Restores the session stored for CLIENT_ID (a public client) at TOKEN_ENDPOINT from the
+//       FileTokenStore in DIRECTORY and sends COUNT concurrent GETs to API_URL; prints one JSON
+//       line: {"successes": N, "errors": {"<description>": N}}.
+//       With AUTHREQ_HELPER_CRASH_AT set, the process kills itself with SIGKILL during its
+//       refresh: before-request, after-send, after-response or during-write.
 import AuthenticatedRequests
 import Foundation
+import OAuthFlows
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -16,7 +27,76 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-let arguments = CommandLine.arguments.dropFirst()
+/// Where the process dies, if anywhere.
+let crashPoint = ProcessInfo.processInfo.environment["AUTHREQ_HELPER_CRASH_AT"]
+
+func die() -> Never {
+    kill(getpid(), SIGKILL)
+    fail("SIGKILL did not kill")
+}
+
+/// The token endpoint transport, which dies at the crash point.
+struct CrashingTransport: HTTPTransport {
+    let base = URLSessionTransport()
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        try await send(request, options: .default)
+    }
+
+    func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse) {
+        let isRefresh = String(decoding: request.httpBody ?? Data(), as: UTF8.self).contains("grant_type=refresh_token")
+        guard isRefresh else { return try await base.send(request, options: options) }
+        switch crashPoint {
+        case "before-request":
+            die()
+        case "after-send":
+            Task { _ = try? await base.send(request, options: options) }
+            try await Task.sleep(nanoseconds: 300_000_000)  // the server has it by now
+            die()
+        case "after-response":
+            _ = try await base.send(request, options: options)
+            die()
+        default:
+            return try await base.send(request, options: options)
+        }
+    }
+}
+
+/// The file store, which dies in the middle of writing the refreshed credential.
+struct CrashingStore: TokenStore {
+    let base: FileTokenStore
+
+    func load(forKey key: String) async throws -> Data? { try await base.load(forKey: key) }
+    func removeValue(forKey key: String) async throws { try await base.removeValue(forKey: key) }
+    var coordinatesProcesses: Bool { base.coordinatesProcesses }
+
+    func save(_ data: Data, forKey key: String) async throws {
+        if crashPoint == "during-write", !key.hasSuffix("#refresh-in-flight") {
+            // Half a file where the new entry was being written, then death.
+            let partial = base.directory.appendingPathComponent(".partial-\(getpid()).tmp")
+            FileManager.default.createFile(atPath: partial.path, contents: data.prefix(data.count / 2))
+            die()
+        }
+        try await base.save(data, forKey: key)
+    }
+
+    func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await base.withRefreshLock(forKey: key, timeout: timeout, body)
+    }
+}
+
+struct Get: AuthenticatedResource {
+    typealias Output = Data
+    let authenticator: any RequestAuthenticator
+    let url: URL
+    func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "store-write":
     let values = Array(arguments.dropFirst())
@@ -38,6 +118,46 @@ case "store-write":
     } catch let error as TokenStoreError {
         print("failed: \(error.code)")
     }
+case "requests":
+    let values = Array(arguments.dropFirst())
+    guard values.count == 5, let tokenEndpoint = URL(string: values[1]), let api = URL(string: values[3]),
+        let count = Int(values[4])
+    else { fail("usage: requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT") }
+    let store = CrashingStore(base: FileTokenStore(directory: URL(fileURLWithPath: values[0])))
+    let restored = try await OAuthAuthenticator.restore(
+        tokenEndpoint: tokenEndpoint,
+        client: .none(id: values[2]),
+        store: store,
+        configuration: .init(tokenTransport: CrashingTransport(), storeLockTimeout: 30)
+    )
+    guard let authenticator = restored else {
+        print(#"{"successes":0,"errors":{"no session":\#(count)}}"#)
+        exit(0)
+    }
+    let outcomes = await withTaskGroup(of: String?.self) { group in
+        for _ in 0..<count {
+            group.addTask {
+                do {
+                    _ = try await Get(authenticator: authenticator, url: api).request()
+                    return nil
+                } catch let error as AuthenticationError {
+                    return "\(error.code)"
+                } catch let error as ResourceError {
+                    return "status \(error.statusCode ?? 0)"
+                } catch {
+                    return "\(type(of: error))"
+                }
+            }
+        }
+        var outcomes: [String?] = []
+        for await outcome in group { outcomes.append(outcome) }
+        return outcomes
+    }
+    var errors: [String: Int] = [:]
+    for case let error? in outcomes { errors[error, default: 0] += 1 }
+    let summary: [String: Any] = ["successes": outcomes.filter { $0 == nil }.count, "errors": errors]
+    let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
+    print(String(decoding: json, as: UTF8.self))
 default:
     fail("unknown command")
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs the `authreq-test-helper` executable, built next to the test bundle, as a real second
+/// Runs the `authreq-test-helper` executable, built next to the test bundle, as a real separate
 /// process.
 package enum TestHelperProcess {
     /// The helper's path: the folder of the running test binary.
@@ -9,16 +9,49 @@ package enum TestHelperProcess {
             .appendingPathComponent("authreq-test-helper")
     }
 
-    /// Runs the helper with `arguments`; returns its exit status and standard output.
-    package static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// How a helper run ended.
+    package struct Outcome: Sendable {
+        /// The exit status, or the signal that ended it.
+        package let status: Int32
+        /// Whether a signal ended it (e.g. the SIGKILL of a crash test).
+        package let wasKilled: Bool
+        /// Everything it wrote to standard output.
+        package let output: String
+
+        /// The output's last line parsed as a JSON object.
+        package var json: [String: Any]? {
+            guard let line = output.split(separator: "\n").last else { return nil }
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Runs the helper with `arguments` (and extra `environment`) and waits for it without
+    /// blocking a thread.
+    package static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("helper-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = handle
+        let (status, killed) = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(Int32, Bool), any Error>) in
+            process.terminationHandler = { process in
+                continuation.resume(
+                    returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
+            }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        try handle.close()
+        let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
+        return Outcome(status: status, wasKilled: killed, output: text)
     }
 }

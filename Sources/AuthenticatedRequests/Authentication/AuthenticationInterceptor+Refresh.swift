@@ -274,6 +274,10 @@ extension AuthenticationInterceptor {
                 // rejected credential.
                 if !storeHandledFailure { await removeFromStore() }
                 emit(.credentialCleared)
+                setSessionState(.reauthenticationRequired)
+            }
+            if (failure.committed as? AuthenticationError)?.code == .refreshOutcomeUnknown {
+                setSessionState(.refreshOutcomeUnknown)
             }
             throw failure.committed
         }

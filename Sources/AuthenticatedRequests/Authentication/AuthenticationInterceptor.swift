@@ -82,6 +82,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     /// Whether the credential given at creation is not yet saved (an initializer cannot await).
     var needsInitialSave: Bool
     var observers: [UUID: AsyncStream<AuthenticationEvent>.Continuation] = [:]
+    var sessionObservers: [UUID: AsyncStream<SessionState>.Continuation] = [:]
+    /// The session's state, as ``sessionStates()`` reports it.
+    var sessionState: SessionState
     /// Authenticator, credential and the refresh under way; see ``CredentialState``.
     nonisolated let state: Locked<CredentialState<A>>
 
@@ -115,6 +118,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         let needsInitialSave = credential != nil && store != nil && storeKey != nil
         self.store = store
         self.configuration = configuration
+        self.sessionState = credential == nil ? .signedOut : .signedIn
         self.needsStoreLoad = needsStoreLoad
         self.needsInitialSave = needsInitialSave
         self.state = Locked(
@@ -208,6 +212,34 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         return stream
     }
 
+    /// The session's state now, then every change, without polling: ``SessionState/signedIn``
+    /// after a sign-in, a restore or a refresh, ``SessionState/signedOut`` after a sign-out,
+    /// ``SessionState/reauthenticationRequired`` when the server rejected the grant. The stored
+    /// credential is read first if it was not yet. Each call makes a new stream; it ends when
+    /// the caller stops iterating.
+    public func sessionStates() async -> AsyncStream<SessionState> {
+        try? await settle()
+        let (stream, continuation) = AsyncStream<SessionState>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = UUID()
+        sessionObservers[id] = continuation
+        continuation.yield(sessionState)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeSessionObserver(id) }
+        }
+        return stream
+    }
+
+    private func removeSessionObserver(_ id: UUID) {
+        sessionObservers[id] = nil
+    }
+
+    /// Records a new session state and tells the observers when it changed.
+    func setSessionState(_ newState: SessionState) {
+        guard newState != sessionState else { return }
+        sessionState = newState
+        for continuation in sessionObservers.values { continuation.yield(newState) }
+    }
+
     // MARK: - Sending
 
     /// Applies the credential, sends `request` over `transport`, and on an authentication failure
@@ -291,6 +323,11 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     // MARK: - Events
 
     func emit(_ kind: AuthenticationEvent.Kind, url: URL? = nil, error: (any Error)? = nil) {
+        switch kind {
+        case .credentialObtained, .credentialLoaded, .credentialRefreshed: setSessionState(.signedIn)
+        case .credentialCleared: setSessionState(.signedOut)
+        default: break
+        }
         guard !observers.isEmpty else { return }
         let event = AuthenticationEvent(kind, date: configuration.clock.now, url: url, error: error)
         for continuation in observers.values { continuation.yield(event) }

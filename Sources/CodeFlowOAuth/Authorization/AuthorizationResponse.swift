@@ -28,23 +28,27 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
                 .stateMismatch, "The redirect's state does not match the request's; the code was not used.")
         }
         let returnedIssuer = parameters.removeValue(forKey: "iss")
-        if let returnedIssuer, let issuer, returnedIssuer != issuer {
-            throw CodeFlowError(
-                .issuerMismatch, "The redirect comes from issuer \(returnedIssuer), expected \(issuer).")
-        }
-        if requiresIssuer, returnedIssuer == nil {
-            throw CodeFlowError(.issuerMismatch, "The server promised an iss parameter (RFC 9207) and sent none.")
-        }
-        if let error = parameters.removeValue(forKey: "error") {
-            // What the server wrote is redacted of the request's secrets, in case it echoes them.
-            let secrets = [request.state] + (request.pkce.map { [$0.verifier] } ?? [])
-            let redact = { (text: String) in Redaction.redact(text, removing: secrets) }
-            throw OAuthError(
+        // What the server wrote is redacted of the request's secrets, in case it echoes them.
+        let secrets = [request.state] + (request.pkce.map { [$0.verifier] } ?? [])
+        let redact = { (text: String) in Redaction.redact(text, removing: secrets) }
+        let serverError = parameters.removeValue(forKey: "error").map { error in
+            OAuthError(
                 code: OAuthErrorCode(rawValue: redact(error)),
                 errorDescription: parameters["error_description"].map(redact),
                 errorURI: parameters["error_uri"].flatMap { redact($0) == $0 ? URL(string: $0) : nil }
             )
         }
+        if let returnedIssuer, let issuer, returnedIssuer != issuer {
+            throw CodeFlowError(
+                .issuerMismatch, "The redirect comes from issuer \(returnedIssuer), expected \(issuer).",
+                serverError: serverError)
+        }
+        if requiresIssuer, returnedIssuer == nil {
+            throw CodeFlowError(
+                .issuerMismatch, "The server promised an iss parameter (RFC 9207) and sent none.",
+                serverError: serverError)
+        }
+        if let serverError { throw serverError }
         guard let code = parameters.removeValue(forKey: "code"), !code.isEmpty else {
             throw CodeFlowError(.missingCode, "The redirect has neither a code nor an error.")
         }

@@ -33,14 +33,21 @@ public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringCo
     public let code: Code
     /// What happened, for people; never a secret.
     public let message: String
+    /// The error the redirect carried, when the flow stopped for another reason first: an
+    /// `access_denied` on a redirect without the promised `iss` is still visible here, next to
+    /// the mix-up warning of ``Code/issuerMismatch``.
+    public let serverError: OAuthError?
 
-    init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String, serverError: OAuthError? = nil) {
         self.code = code
         self.message = message
+        self.serverError = serverError
     }
 
-    /// `CodeFlowError(code): message`.
-    public var description: String { "CodeFlowError(\(code)): \(message)" }
+    /// `CodeFlowError(code): message`, and the redirect's error if it carried one.
+    public var description: String {
+        "CodeFlowError(\(code)): \(message)" + (serverError.map { " The redirect also said: \($0)" } ?? "")
+    }
 
     /// Same as ``description``.
     public var debugDescription: String { description }

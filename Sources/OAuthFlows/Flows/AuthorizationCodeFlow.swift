@@ -14,6 +14,8 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
     public let redirectURI: String
     /// Further token request parameters, sent sorted by name.
     public let additionalParameters: [String: String]
+    /// The account the session belongs to, for apps with several; part of ``storeKey``.
+    public let account: String?
     private let code: String
     private let codeVerifier: String?
     private let isUsed = Locked(false)
@@ -28,9 +30,11 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
         code: String,
         redirectURI: String,
         codeVerifier: String?,
-        additionalParameters: [String: String] = [:]
+        additionalParameters: [String: String] = [:],
+        account: String? = nil
     ) {
         self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+        self.account = account
         self.code = code
         self.redirectURI = redirectURI
         self.codeVerifier = codeVerifier
@@ -50,8 +54,8 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
         )
     }
 
-    /// Client and endpoint.
-    public var storeKey: String { endpoint.storeKey }
+    /// Client, endpoint and account: see ``TokenEndpoint/storeKey(account:)``.
+    public var storeKey: String { endpoint.storeKey(account: account) }
 
     /// Exchanges the code, once.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {

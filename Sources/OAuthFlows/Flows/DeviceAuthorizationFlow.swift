@@ -63,6 +63,8 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
     public let scope: String?
     /// Receives the codes to show the user, before polling starts.
     public let onUserCode: @Sendable (DeviceAuthorization) async -> Void
+    /// The account the session belongs to, for apps with several; part of ``storeKey``.
+    public var account: String?
     private let sleep: Sleep
 
     /// Creates the flow.
@@ -81,8 +83,8 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
         self.onUserCode = onUserCode
     }
 
-    /// Client and endpoint.
-    public var storeKey: String { endpoint.storeKey }
+    /// Client, endpoint and account: see ``TokenEndpoint/storeKey(account:)``.
+    public var storeKey: String { endpoint.storeKey(account: account) }
 
     /// Requests codes, reports them, and polls until the user decides.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {

@@ -15,12 +15,21 @@ public struct RefreshTokenFlow: OAuthFlow {
     public let refreshToken: String
     /// `scope`: a narrower scope to ask for, if any (RFC 6749 §6).
     public var scope: String?
+    /// The account the session belongs to, for apps with several; part of ``storeKey``.
+    public var account: String?
 
     /// Creates the flow.
-    public init(tokenEndpoint: URL, client: ClientAuthentication, refreshToken: String, scope: String? = nil) {
+    public init(
+        tokenEndpoint: URL,
+        client: ClientAuthentication,
+        refreshToken: String,
+        scope: String? = nil,
+        account: String? = nil
+    ) {
         self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
         self.refreshToken = refreshToken
         self.scope = scope
+        self.account = account
     }
 
     /// The seed package's `ARRefreshToken(clientID:clientSecret:refreshToken:)`: a confidential
@@ -33,8 +42,8 @@ public struct RefreshTokenFlow: OAuthFlow {
         )
     }
 
-    /// Client and endpoint.
-    public var storeKey: String { endpoint.storeKey }
+    /// Client, endpoint and account: see ``TokenEndpoint/storeKey(account:)``.
+    public var storeKey: String { endpoint.storeKey(account: account) }
 
     /// Exchanges the starting refresh token.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {

@@ -21,10 +21,19 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     /// `client_id`.
     public let clientID: String
     private let method: Method
+    /// The compatibility switches for servers that deviate from the RFCs; none by default.
+    public private(set) var compatibility: ServerCompatibility = []
 
     private init(clientID: String, method: Method) {
         self.clientID = clientID
         self.method = method
+    }
+
+    /// This client with `compatibility` switched on, for a server that needs it.
+    public func with(_ compatibility: ServerCompatibility) -> ClientAuthentication {
+        var copy = self
+        copy.compatibility.formUnion(compatibility)
+        return copy
     }
 
     /// `client_secret_basic` (RFC 6749 §2.3.1): HTTP Basic with the id and secret each
@@ -77,6 +86,9 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
                 FormEncoding.encode(clientID, spaceAsPlus: false) + ":"
                 + FormEncoding.encode(secret, spaceAsPlus: false)
             request.setValue("Basic \(Data(pair.utf8).base64EncodedString())", forHTTPHeaderField: "Authorization")
+            if compatibility.contains(.clientIDInBodyWithBasicAuthentication) {
+                parameters.append(("client_id", clientID))
+            }
         case .post(let secret):
             parameters.append(("client_id", clientID))
             parameters.append(("client_secret", secret))

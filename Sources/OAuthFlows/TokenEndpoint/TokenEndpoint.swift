@@ -22,9 +22,18 @@ public struct TokenEndpoint: Sendable {
         self.client = client
     }
 
-    /// The store key for tokens of this client at this endpoint.
+    /// The store key for tokens of this client at this endpoint: `<client id>@<token endpoint URL>`.
     public var storeKey: String {
         "\(client.clientID)@\(url.absoluteString)"
+    }
+
+    /// The store key for the session of `account` (any name the app gives its user, e.g. the
+    /// `sub` or an email) with this client at this endpoint: ``storeKey`` followed by
+    /// `#account=<account>`; ``storeKey`` itself when `account` is `nil`. Every flow of a
+    /// signed-in user (browser, device, refresh token, ``StoredSessionFlow``) uses this key, so a
+    /// session signed in by one comes back through another.
+    public func storeKey(account: String?) -> String {
+        storeKey + (account.map { "#account=\($0)" } ?? "")
     }
 
     /// Requests a token with any grant (RFC 6749 §4, §6, and extensions).
