@@ -172,6 +172,16 @@ import Testing
         #expect(api.requestCount == 0)
     }
 
+    @Test func aRefreshedTokenWithinTheLeewayButNotExpiredIsSent() async throws {
+        // A slow server and a short lifetime: the new token arrives 30 s before its expiry,
+        // inside the 60 s leeway. Refreshing again would only end in excessiveRefresh.
+        flow.state.withLock { $0.lifetime = 30 }
+        api.accept(["access-1"])
+        let authenticator = makeAuthenticator(token: token(0, expiresIn: -1))
+        #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(flow.refreshCalls == 1)
+    }
+
     // MARK: isRequest(_:authenticatedWith:) is asked of the credential a retry would use
 
     @Test func aRefreshThatReturnsTheRejectedTokenIsNotUsedForTheRetry() async throws {

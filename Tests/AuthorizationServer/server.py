@@ -1,8 +1,10 @@
 """A real OAuth 2.0 authorization server for the end-to-end tests, on Authlib and Flask.
 
 All protocol logic is Authlib's; this script supplies in-memory storage, clients, one user and
-routes, and narrows a few Authlib defaults (see DESIGN.md): refresh tokens rotate, public clients
-must use PKCE with S256, device codes are single-use, and fast polling gets `slow_down`.
+routes, and narrows a few Authlib defaults (the README's "Real servers for tests"): refresh tokens
+rotate, public clients must use PKCE with S256, device codes are single-use, and fast polling gets
+`slow_down`. A client created with `reuse_detection` behaves as Auth0, Okta and Keycloak do: a
+rotated-out refresh token presented again revokes every token of its grant (its family).
 
 Test-only routes under /test/ create isolated clients and report what the server saw, so tests
 that run in parallel never share state.
@@ -45,12 +47,23 @@ ALL_GRANTS = [
 
 
 class Client(ClientMixin):
-    def __init__(self, client_id, secret, auth_methods, device_code_lifetime=600, device_interval=1):
+    def __init__(
+        self,
+        client_id,
+        secret,
+        auth_methods,
+        device_code_lifetime=600,
+        device_interval=1,
+        reuse_detection=False,
+        access_token_lifetime=None,
+    ):
         self.client_id = client_id
         self.client_secret = secret
         self.auth_methods = auth_methods
         self.device_code_lifetime = device_code_lifetime
         self.device_interval = device_interval
+        self.reuse_detection = reuse_detection
+        self.access_token_lifetime = access_token_lifetime
 
     def get_client_id(self):
         return self.client_id
@@ -93,6 +106,7 @@ class Token(TokenMixin):
         self.expires_in = lifetime
         self.access_revoked = False
         self.refresh_revoked = False
+        self.family = secrets.token_hex(8)  # one grant: the token and every token refreshed from it
 
     def check_client(self, client):
         return client.get_client_id() == self.client_id
@@ -129,9 +143,16 @@ class AuthorizationCode(AuthorizationCodeMixin):
         return self.scope
 
 
+def token_expires_in(client, grant_type):
+    return getattr(client, "access_token_lifetime", None) or ARGS.access_token_lifetime
+
+
 def save_token(token, req):
     with LOCK:
         record = Token(req.client.get_client_id(), token, token.get("expires_in", ARGS.access_token_lifetime))
+        previous = getattr(req, "refresh_token", None)
+        if isinstance(previous, Token):
+            record.family = previous.family
         TOKENS[record.access_token] = record
         if record.refresh_token:
             REFRESH[record.refresh_token] = record
@@ -196,6 +217,13 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
     def authenticate_refresh_token(self, refresh_token):
         with LOCK:
             token = REFRESH.get(refresh_token)
+            if token and token.refresh_revoked and getattr(CLIENTS.get(token.client_id), "reuse_detection", False):
+                # Reuse of a rotated-out refresh token: the grant may be stolen; end all of it.
+                for other in list(TOKENS.values()) + list(REFRESH.values()):
+                    if other.family == token.family:
+                        other.access_revoked = True
+                        other.refresh_revoked = True
+                STATS[token.client_id]["reuse_detected"] += 1
         if token and not token.refresh_revoked:
             return token
         return None
@@ -347,9 +375,14 @@ def authorize():
 
 @app.post("/token")
 def issue_token():
+    client_id = client_of_token_request()
     with LOCK:
-        STATS[client_of_token_request()][request.form.get("grant_type", "?")] += 1
-    return server.create_token_response()
+        STATS[client_id][request.form.get("grant_type", "?")] += 1
+    response = server.create_token_response()
+    if response.status_code == 400 and b"invalid_grant" in response.get_data():
+        with LOCK:
+            STATS[client_id]["invalid_grant"] += 1
+    return response
 
 
 @app.post("/device_authorization")
@@ -390,7 +423,15 @@ def create_client():
     public = bool(body.get("public"))
     secret = None if public else f"s3cret {secrets.token_urlsafe(8)}&+/é"
     methods = ["none"] if public else ["client_secret_basic", "client_secret_post"]
-    client = Client(client_id, secret, methods, body.get("device_code_lifetime", 600), body.get("device_interval", 1))
+    client = Client(
+        client_id,
+        secret,
+        methods,
+        body.get("device_code_lifetime", 600),
+        body.get("device_interval", 1),
+        reuse_detection=bool(body.get("reuse_detection")),
+        access_token_lifetime=body.get("access_token_lifetime"),
+    )
     with LOCK:
         CLIENTS[client_id] = client
     return jsonify(client_id=client_id, client_secret=secret)
@@ -414,7 +455,8 @@ def main():
     parser.add_argument("--access-token-lifetime", type=int, default=3600)
     ARGS = parser.parse_args()
     ISSUER = f"http://127.0.0.1:{ARGS.port}"
-    app.config["OAUTH2_TOKEN_EXPIRES_IN"] = {grant: ARGS.access_token_lifetime for grant in ALL_GRANTS}
+    # Per client when it asks (access_token_lifetime at creation), else the command line's.
+    app.config["OAUTH2_TOKEN_EXPIRES_IN"] = "__main__.token_expires_in"
     app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
     server.init_app(app, query_client=lambda cid: CLIENTS.get(cid), save_token=save_token)
     server.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])

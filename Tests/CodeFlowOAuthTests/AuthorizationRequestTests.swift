@@ -165,3 +165,34 @@ func query(_ url: URL) -> [String: String] {
         #expect(missing?.code == .issuerMismatch)
     }
 }
+
+@Suite struct IssuerAndServerErrorTests {
+    @Test func aDenialWithoutThePromisedIssStillShowsTheServersError() throws {
+        let request = try AuthorizationRequest(
+            configuration: configuration(issuer: "https://issuer.example.com", requiresIssuer: true),
+            redirectURI: redirectURI)
+        let redirect = URL(
+            string:
+                "\(redirectURI.absoluteString)?error=access_denied&error_description=No+thanks&state=\(request.state)")!
+        let error = #expect(throws: CodeFlowError.self) {
+            try AuthorizationResponse(
+                redirect: redirect, request: request, issuer: "https://issuer.example.com", requiresIssuer: true)
+        }
+        #expect(error?.code == .issuerMismatch)
+        #expect(error?.serverError?.code == .accessDenied)
+        #expect(error?.serverError?.errorDescription == "No thanks")
+        #expect(error?.description.contains("access_denied") == true)
+    }
+
+    @Test func anErrorRedirectThatEchoesTheStateIsRedacted() throws {
+        let request = try AuthorizationRequest(configuration: configuration(), redirectURI: redirectURI)
+        let redirect = URL(
+            string:
+                "\(redirectURI.absoluteString)?error=invalid_request&error_description=bad+state+\(request.state)&state=\(request.state)"
+        )!
+        let error = #expect(throws: OAuthError.self) {
+            try AuthorizationResponse(redirect: redirect, request: request, issuer: nil, requiresIssuer: false)
+        }
+        #expect(error?.errorDescription?.contains(request.state) == false)
+    }
+}

@@ -49,12 +49,21 @@ enum TestAuthorizationServer {
     }
 
     /// A client of its own for one test, so parallel tests never share counts or tokens.
-    static func makeClient(public isPublic: Bool = false, deviceCodeLifetime: Int = 30) async throws -> Client {
-        let reply = try await json(
-            "test/clients",
-            method: "POST",
-            body: ["public": isPublic, "device_code_lifetime": deviceCodeLifetime, "device_interval": 1]
-        )
+    /// - Parameters:
+    ///   - reuseDetection: a rotated-out refresh token presented again revokes the whole grant.
+    ///   - accessTokenLifetime: seconds; the server's default (4 under `Scripts/test`) when `nil`.
+    static func makeClient(
+        public isPublic: Bool = false,
+        deviceCodeLifetime: Int = 30,
+        reuseDetection: Bool = false,
+        accessTokenLifetime: Int? = nil
+    ) async throws -> Client {
+        var body: [String: Any] = [
+            "public": isPublic, "device_code_lifetime": deviceCodeLifetime, "device_interval": 1,
+            "reuse_detection": reuseDetection,
+        ]
+        if let accessTokenLifetime { body["access_token_lifetime"] = accessTokenLifetime }
+        let reply = try await json("test/clients", method: "POST", body: body)
         return Client(id: try #require(reply["client_id"] as? String), secret: reply["client_secret"] as? String)
     }
 

@@ -3,8 +3,9 @@
 //
 // Usage:
 //   authreq-test-helper store-write DIRECTORY KEY BYTES FILE_SIZE_LIMIT
-//   authreq-test-helper requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT
-//       Restores the session stored for CLIENT_ID (a public client) at TOKEN_ENDPOINT from the
+//   authreq-test-helper requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]
+//       Restores the session stored for CLIENT_ID (public, or client_secret_post with
+//       CLIENT_SECRET) at TOKEN_ENDPOINT from the
 //       FileTokenStore in DIRECTORY and sends COUNT concurrent GETs to API_URL; prints one JSON
 //       line: {"successes": N, "errors": {"<description>": N}}.
 //       With AUTHREQ_HELPER_CRASH_AT set, the process kills itself with SIGKILL during its
@@ -120,13 +121,15 @@ case "store-write":
     }
 case "requests":
     let values = Array(arguments.dropFirst())
-    guard values.count == 5, let tokenEndpoint = URL(string: values[1]), let api = URL(string: values[3]),
-        let count = Int(values[4])
-    else { fail("usage: requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT") }
+    guard values.count == 5 || values.count == 6, let tokenEndpoint = URL(string: values[1]),
+        let api = URL(string: values[3]), let count = Int(values[4])
+    else { fail("usage: requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]") }
+    let client: ClientAuthentication =
+        values.count == 6 ? .clientSecretPost(id: values[2], secret: values[5]) : .none(id: values[2])
     let store = CrashingStore(base: FileTokenStore(directory: URL(fileURLWithPath: values[0])))
     let restored = try await OAuthAuthenticator.restore(
         tokenEndpoint: tokenEndpoint,
-        client: .none(id: values[2]),
+        client: client,
         store: store,
         configuration: .init(tokenTransport: CrashingTransport(), storeLockTimeout: 30)
     )

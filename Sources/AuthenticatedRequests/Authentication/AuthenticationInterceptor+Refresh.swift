@@ -31,9 +31,9 @@ extension AuthenticationInterceptor {
     /// The credential for a request: ready, after the shared refresh, or after the actor has read
     /// the store. Only the last case touches the actor.
     ///
-    /// A refreshed credential that still needs a refresh (a server that issues already expired
-    /// tokens) is not sent: the request waits for another refresh, which counts against the
-    /// limit, as Alamofire's interceptor does.
+    /// A refreshed credential that has already expired (a server that issues expired tokens) is
+    /// not sent: the request waits for another refresh, which counts against the limit, as
+    /// Alamofire's interceptor does. One that is merely within the leeway is sent.
     nonisolated func credentialForRequest() async throws -> (
         authenticator: A, credential: Credential, epoch: UInt64
     ) {
@@ -56,7 +56,9 @@ extension AuthenticationInterceptor {
                 return (authenticator, credential, currentEpoch)
             case .wait(let authenticator, let refresh):
                 let credential = try await refresh.value()
-                if !credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway) {
+                // Expired, not merely within the leeway: a token fresh from a slow server may
+                // arrive inside the leeway of a short lifetime, and is still good to send.
+                if !credential.requiresRefresh(now: configuration.clock.now, leeway: 0) {
                     return (authenticator, credential, currentEpoch)
                 }
             case .fail(let error):
@@ -105,7 +107,7 @@ extension AuthenticationInterceptor {
             case .wait(let authenticator, let refresh):
                 let credential = try await refresh.value()
                 if !authenticator.isRequest(rejected, authenticatedWith: credential),
-                    !credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway)
+                    !credential.requiresRefresh(now: configuration.clock.now, leeway: 0)
                 {
                     return (authenticator, credential)
                 }
