@@ -56,6 +56,12 @@ let package = Package(
             dependencies: ["CodeFlowOAuth"],
             path: "Sources/authreq-example"
         ),
+        // The README's snippets, compiled with everything else so that they stay true.
+        .target(
+            name: "ReadmeSnippets",
+            dependencies: ["CodeFlowOAuth"],
+            path: "Examples/ReadmeSnippets"
+        ),
         // Fuzz targets for every parser of outside input; Scripts/fuzz builds them with libFuzzer.
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         .executableTarget(

@@ -1,7 +1,7 @@
 """A real OAuth 2.0 authorization server for the end-to-end tests, on Authlib and Flask.
 
 All protocol logic is Authlib's; this script supplies in-memory storage, clients, one user and
-routes, and narrows a few Authlib defaults (the README's "Real servers for tests"): refresh tokens
+routes, and narrows a few Authlib defaults (the README's "Test servers"): refresh tokens
 rotate, public clients must use PKCE with S256, device codes are single-use, and fast polling gets
 `slow_down`. A client created with `reuse_detection` behaves as Auth0, Okta and Keycloak do: a
 rotated-out refresh token presented again revokes every token of its grant (its family).

@@ -18,6 +18,7 @@ let perTask = 10
 
 let benchmarks: @Sendable () -> Void = {
     parsingBenchmarks()
+    sessionBenchmarks()
     let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
 
     // 1. Overhead: the same in-memory request with and without authentication.
