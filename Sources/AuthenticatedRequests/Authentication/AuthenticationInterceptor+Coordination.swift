@@ -104,7 +104,9 @@ extension AuthenticationInterceptor {
         do {
             fresh = try await authenticator.refresh(base, for: context)
         } catch {
-            defer { if store.coordinatesProcesses { Task { try? await store.removeValue(forKey: inFlightKey) } } }
+            // The server answered (or never got it): nothing is in flight any more. Removed while
+            // the lock is held, so no other process mistakes it for a dead one's.
+            if store.coordinatesProcesses { try? await store.removeValue(forKey: inFlightKey) }
             guard authenticator.isCredentialInvalidated(by: error) else { throw error }
             // Clear the entry only if it still holds the rejected credential.
             let current = try await store.load(forKey: key)
