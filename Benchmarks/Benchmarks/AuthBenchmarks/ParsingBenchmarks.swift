@@ -43,7 +43,7 @@ func parsingBenchmarks() {
     let order = Locked(0)
     Benchmark(
         "Parsing: 1 MiB adversarial replies, interleaved",
-        configuration: .init(metrics: [.wallClock] + metrics, maxDuration: .seconds(10), maxIterations: 40)
+        configuration: .init(metrics: [.wallClock, .throughput] + metrics, maxDuration: .seconds(10), maxIterations: 40)
     ) { benchmark in
         let sdkFirst = order.next() % 2 == 0
         for (index, reply) in AdversarialReplies.all.enumerated() {

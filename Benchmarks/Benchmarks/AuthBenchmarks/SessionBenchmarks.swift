@@ -50,7 +50,7 @@ func sessionBenchmarks() {
     let order = Locked(0)
     Benchmark(
         "Store: one refresh, without a store and coordinated through a FileTokenStore, interleaved",
-        configuration: .init(metrics: [.wallClock] + metrics, maxDuration: .seconds(6), maxIterations: 400)
+        configuration: .init(metrics: [.wallClock, .throughput] + metrics, maxDuration: .seconds(6), maxIterations: 400)
     ) { benchmark in
         let storeFirst = order.next() % 2 == 1
         for variant in storeFirst ? [1, 0] : [0, 1] {
@@ -69,7 +69,7 @@ func sessionBenchmarks() {
     let storeCalls = BenchmarkMetric.custom("store calls per 10000 requests", polarity: .prefersSmaller)
     Benchmark(
         "Store: 10000 requests with a valid token",
-        configuration: .init(metrics: [.wallClock, storeCalls], maxDuration: .seconds(4), maxIterations: 20)
+        configuration: .init(metrics: [.wallClock, .throughput, storeCalls], maxDuration: .seconds(4), maxIterations: 20)
     ) { benchmark in
         let store = CountingStore(FileTokenStore(directory: folder))
         let authenticator = OAuthAuthenticator(flow: InstantFlow(), token: Fixtures.validToken(), store: store)
