@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The behaviour contract of DESIGN.md, points 1 to 8, over an in-memory API and an injected clock.
+/// The behaviour contract of `AuthenticationInterceptor` (its documentation lists it), points 1 to 8, over an in-memory API and an injected clock.
 @Suite struct AuthenticatorContractTests {
     let clock = TestClock()
     let flow = FakeFlow()

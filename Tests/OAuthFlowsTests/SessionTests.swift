@@ -185,6 +185,21 @@ import Testing
         #expect(error?.description.contains("refresh") == false)
     }
 
+    @Test func afterASignOutARequestSaysSoNotThatTheCodeWasUsed() async throws {
+        server.reply(json: #"{"access_token":"at-1","token_type":"Bearer","expires_in":600,"refresh_token":"rt-1"}"#)
+        let flow = AuthorizationCodeFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "cli"), code: "c", redirectURI: "http://127.0.0.1/cb",
+            codeVerifier: nil)
+        let authenticator = OAuthAuthenticator(flow: flow, store: store, configuration: configuration)
+        _ = try await Me(authenticator: authenticator, transport: api.transport).request()
+        await authenticator.clearCredential()
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(error?.code == .missingCredential)
+        #expect(error?.message.contains("Signed out") == true)
+    }
+
     // MARK: Server quirks and introspection
 
     @Test func clientIDInTheBodyWithBasicIsOneDocumentedSwitch() async throws {

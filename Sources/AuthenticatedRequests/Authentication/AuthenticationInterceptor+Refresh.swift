@@ -281,6 +281,14 @@ extension AuthenticationInterceptor {
             if (failure.committed as? AuthenticationError)?.code == .refreshOutcomeUnknown {
                 setSessionState(.refreshOutcomeUnknown)
             }
+            if obtained, sessionState == .signedOut, let missing = failure.committed as? AuthenticationError,
+                missing.code == .missingCredential
+            {
+                // After a sign-out, say so, rather than why the old sign-in cannot be reused.
+                throw AuthenticationError(
+                    code: .missingCredential, message: "Signed out: sign in again to make requests.",
+                    underlyingError: missing)
+            }
             throw failure.committed
         }
     }
