@@ -17,7 +17,7 @@ package func withDeadline<Value: Sendable>(
 ) async throws -> Value {
     guard let seconds else { return try await operation() }
     let url = request.url
-    let race = DeadlineRace<Value>()
+    let race = OneShot<Value>()
     let work = Task { race.finish(with: await Result(catching: operation)) }
     let timer = Task {
         try await Task.sleep(nanoseconds: UInt64(Swift.min(Swift.max(seconds, 0), 1e7) * 1e9))
@@ -27,42 +27,7 @@ package func withDeadline<Value: Sendable>(
         work.cancel()
         timer.cancel()
     }
-    return try await withTaskCancellationHandler {
-        try await race.value()
-    } onCancel: {
-        race.finish(with: .failure(CancellationError()))
-    }
-}
-
-/// The first of the operation, the timer and the caller's cancellation to finish.
-private final class DeadlineRace<Value: Sendable>: Sendable {
-    private struct State {
-        var outcome: Result<Value, any Error>?
-        var continuation: UnsafeContinuation<Value, any Error>?
-    }
-
-    private let state = Locked(State())
-
-    func finish(with outcome: Result<Value, any Error>) {
-        let continuation = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = outcome
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(with: outcome)
-    }
-
-    func value() async throws -> Value {
-        try await withUnsafeThrowingContinuation { continuation in
-            let outcome = state.withLock { state -> Result<Value, any Error>? in
-                if let outcome = state.outcome { return outcome }
-                state.continuation = continuation
-                return nil
-            }
-            if let outcome { continuation.resume(with: outcome) }
-        }
-    }
+    return try await race.value()
 }
 
 extension Result where Failure == any Error {

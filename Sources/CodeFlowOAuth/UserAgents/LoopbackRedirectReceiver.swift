@@ -159,43 +159,14 @@ private final class ConnectionRegistry: Sendable {
 }
 
 /// Hands the first redirect (or failure) to the one waiting task.
-final class RedirectWaiter: Sendable {
-    private struct State {
-        var result: Result<URL, any Error>?
-        var continuation: CheckedContinuation<URL, any Error>?
-    }
+typealias RedirectWaiter = OneShot<URL>
 
-    private let state = Locked(State())
-
+extension OneShot where Value == URL {
     /// Delivers the outcome; only the first one counts.
-    func finish(_ result: Result<URL, any Error>) {
-        let continuation = state.withLock { state -> CheckedContinuation<URL, any Error>? in
-            guard state.result == nil else { return nil }
-            state.result = result
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(with: result)
-    }
-
-    /// Whether an outcome was delivered.
-    var isFinished: Bool { state.withLock { $0.result != nil } }
+    func finish(_ result: Result<URL, any Error>) { finish(with: result) }
 
     /// Waits for the outcome; cancellation ends the wait with `CancellationError`.
-    func wait() async throws -> URL {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Result<URL, any Error>? in
-                    if let result = state.result { return result }
-                    state.continuation = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(with: ready) }
-            }
-        } onCancel: {
-            finish(.failure(CancellationError()))
-        }
-    }
+    func wait() async throws -> URL { try await value() }
 }
 
 /// Answers one request per connection, then closes it.
