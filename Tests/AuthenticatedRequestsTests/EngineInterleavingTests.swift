@@ -314,3 +314,24 @@ private final class ScriptedFlow: OAuthFlow {
         return OAuthToken(accessToken: access)
     }
 }
+
+/// Issue 14: one transport setting serves everything of one client.
+@Suite struct OneTransportTests {
+    struct MeWithoutTransport: AuthenticatedResource {
+        typealias Output = Profile
+        let authenticator: any RequestAuthenticator
+        func urlRequest(using input: Void) throws -> URLRequest {
+            URLRequest(url: URL(string: "https://api.example.com/me")!)
+        }
+    }
+
+    @Test func aResourceWithoutATransportUsesTheAuthenticators() async throws {
+        let api = FakeAPI(valid: ["access-0"])
+        let authenticator = OAuthAuthenticator(
+            flow: FakeFlow(), token: OAuthToken(accessToken: "access-0"),
+            configuration: .init(tokenTransport: api.transport))
+        #expect(try await MeWithoutTransport(authenticator: authenticator).request().name == "Ada")
+        #expect(api.requestCount == 1)
+        #expect(authenticator.context.transport is InMemoryTransport)
+    }
+}

@@ -102,3 +102,30 @@ import Testing
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 }
+
+/// Issue 14: a transport around an app's own `URLSession` keeps the redirect rules.
+@Suite struct WrappedSessionTests {
+    @Test func anAppsSessionKeepsTokensHomeAndSecretsUnredirected() async throws {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["X-App": "mine"]
+        let appSession = URLSession(configuration: configuration)
+        let transport = URLSessionTransport(session: appSession)
+        let outcome = try await followRedirect(with: transport, crossOrigin: true)
+        #expect(outcome.status == 200)
+        #expect(outcome.firstAuthorization == "Bearer secret-token")
+        #expect(outcome.followedAuthorization == nil, "stripped on the way to another origin")
+        let secret = try await postSecretThroughRedirect(with: transport, status: 307)
+        #expect(secret.status == 307)
+        #expect(secret.targetRequests.isEmpty)
+    }
+
+    @Test func theAppsConfigurationIsUsed() async throws {
+        let server = try await LoopbackHTTPServer { request in .init(body: request.header("X-App") ?? "none") }
+        defer { Task { try await server.shutdown() } }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["X-App": "mine"]
+        let transport = URLSessionTransport(session: URLSession(configuration: configuration))
+        let (body, _) = try await transport.send(URLRequest(url: server.baseURL.appendingPathComponent("x")))
+        #expect(String(decoding: body, as: UTF8.self) == "mine")
+    }
+}

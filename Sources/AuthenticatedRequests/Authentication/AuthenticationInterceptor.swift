@@ -35,8 +35,11 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         public var refreshLimit: RefreshLimit
         /// The clock that judges expiry.
         public var clock: any WallClock
-        /// The transport for the authorization server (refreshes), ``URLSessionTransport/shared``
-        /// unless given.
+        /// The transport of this client, ``URLSessionTransport/shared`` unless given: for the
+        /// authorization server (refreshes, and anything given ``AuthenticationInterceptor/context``,
+        /// such as discovery and revocation), and for every ``AuthenticatedResource`` of this
+        /// authenticator that names no transport of its own. Set it once, e.g. to an
+        /// `AsyncHTTPClientTransport` on a server.
         public var tokenTransport: any HTTPTransport
         /// Whether credentials may go over plain `http` to non-loopback hosts; `false` unless given.
         public var allowsInsecureHTTP: Bool
@@ -87,6 +90,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     var sessionState: SessionState
     /// Authenticator, credential and the refresh under way; see ``CredentialState``.
     nonisolated let state: Locked<CredentialState<A>>
+
+    /// The client's transport (``Configuration/tokenTransport``), for resources that name none.
+    public nonisolated var transport: any HTTPTransport { configuration.tokenTransport }
 
     /// The transport, clock and policy that refreshes use; also for calls such as revocation.
     public nonisolated var context: AuthenticationContext {

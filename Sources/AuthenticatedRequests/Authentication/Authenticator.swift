@@ -150,4 +150,15 @@ public protocol RequestAuthenticator: Sendable {
     func send(_ request: consuming URLRequest, over transport: any HTTPTransport) async throws -> (
         Data, HTTPURLResponse
     )
+
+    /// The transport of this client: what an ``AuthenticatedResource`` that names no transport of
+    /// its own sends with. ``URLSessionTransport/shared`` unless the authenticator says otherwise;
+    /// an ``AuthenticationInterceptor`` uses its ``AuthenticationInterceptor/Configuration/tokenTransport``,
+    /// so one setting serves tokens, discovery (through its `context`) and resources.
+    var transport: any HTTPTransport { get }
+}
+
+extension RequestAuthenticator {
+    /// ``URLSessionTransport/shared``.
+    public var transport: any HTTPTransport { URLSessionTransport.shared }
 }

@@ -25,6 +25,10 @@ public protocol AuthenticatedResource: Resource {
 }
 
 extension AuthenticatedResource {
+    /// The authenticator's transport (``RequestAuthenticator/transport``): set the transport
+    /// once, on the authenticator, for everything of one client.
+    public var transport: any HTTPTransport { authenticator.transport }
+
     /// Sends the request through ``authenticator`` over ``Resource/transport``.
     public func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, HTTPURLResponse) {
         try await authenticator.send(urlRequest, over: transport)

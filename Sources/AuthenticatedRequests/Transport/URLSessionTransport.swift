@@ -36,6 +36,29 @@ public final class URLSessionTransport: HTTPTransport {
         )
     }
 
+    /// Creates a transport for an app's own `session` (a proxy, a custom configuration, a
+    /// certificate-pinning delegate).
+    ///
+    /// A session's delegate is fixed when it is made, and on Linux only a session-level delegate
+    /// sees redirects, so the transport cannot add its redirect rule to `session` itself. It
+    /// sends through two sessions made like it instead: the same configuration and delegate
+    /// queue, and a delegate that applies the redirect rule (credentials stay on their origin;
+    /// no redirect at all for secrets in a body) and hands every authentication challenge, such
+    /// as a server trust check that pins a certificate, to `session`'s own delegate.
+    public init(session: URLSession) {
+        let original = session.delegate
+        self.session = URLSession(
+            configuration: session.configuration,
+            delegate: ChallengeForwardingGuard(followsRedirects: true, forwardingTo: original),
+            delegateQueue: session.delegateQueue
+        )
+        nonRedirectingSession = URLSession(
+            configuration: session.configuration,
+            delegate: ChallengeForwardingGuard(followsRedirects: false, forwardingTo: original),
+            delegateQueue: session.delegateQueue
+        )
+    }
+
     deinit {
         session.finishTasksAndInvalidate()
         nonRedirectingSession.finishTasksAndInvalidate()
@@ -110,5 +133,66 @@ final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         completionHandler(nil)
+    }
+}
+
+/// The redirect rule of ``URLSessionTransport`` for sessions made like an app's own: credentials
+/// stay on their origin (or no redirect at all), and authentication challenges go to the app's
+/// delegate.
+///
+/// `@unchecked Sendable`: its stored properties are immutable after `init`; the forwarded delegate
+/// is the app's, which `URLSession` already calls from its own queue, as it would without us.
+final class ChallengeForwardingGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let followsRedirects: Bool
+    private let original: (any URLSessionDelegate)?
+
+    init(followsRedirects: Bool, forwardingTo original: (any URLSessionDelegate)?) {
+        self.followsRedirects = followsRedirects
+        self.original = original
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        guard followsRedirects else { return completionHandler(nil) }
+        completionHandler(CrossOriginRedirectGuard.redirect(request, from: task.originalRequest?.url))
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let original else { return completionHandler(.performDefaultHandling, nil) }
+        #if canImport(FoundationNetworking)
+            original.urlSession(session, didReceive: challenge, completionHandler: completionHandler)
+        #else
+            // On Apple platforms the method is an optional Objective-C requirement.
+            guard original.urlSession?(session, didReceive: challenge, completionHandler: completionHandler) != nil
+            else { return completionHandler(.performDefaultHandling, nil) }
+        #endif
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        guard let original = original as? any URLSessionTaskDelegate else {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        #if canImport(FoundationNetworking)
+            original.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+        #else
+            guard
+                original.urlSession?(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+                    != nil
+            else { return completionHandler(.performDefaultHandling, nil) }
+        #endif
     }
 }
