@@ -9,18 +9,25 @@ let package = Package(
         .library(name: "OAuthFlows", targets: ["OAuthFlows"]),
         .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
+        .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
     ],
     traits: [
         .trait(
             name: "AsyncHTTPClient",
             description: "Builds AsyncHTTPClientTransport on swift-server/async-http-client (server-side Swift)."
-        )
+        ),
+        .trait(
+            name: "Logging",
+            description: "Builds AuthenticatedRequestsLogging, which routes the authenticator's events into swift-log."
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Fetched and built only with the AsyncHTTPClient trait enabled.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Fetched and built only with the Logging trait enabled.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "AuthenticatedRequests"),
@@ -49,6 +56,13 @@ let package = Package(
                     package: "async-http-client",
                     condition: .when(traits: ["AsyncHTTPClient"])
                 ),
+            ]
+        ),
+        .target(
+            name: "AuthenticatedRequestsLogging",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
             ]
         ),
         .executableTarget(
@@ -99,6 +113,10 @@ let package = Package(
         .testTarget(
             name: "AsyncHTTPClientTransportTests",
             dependencies: ["AsyncHTTPClientTransport", "TestSupport"]
+        ),
+        .testTarget(
+            name: "AuthenticatedRequestsLoggingTests",
+            dependencies: ["AuthenticatedRequestsLogging", "TestSupport"]
         ),
         .testTarget(
             name: "EndToEndTests",

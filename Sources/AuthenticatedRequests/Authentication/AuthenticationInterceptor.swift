@@ -206,6 +206,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         }
     }
 
+    /// Whether anyone is listening to ``events()`` now.
+    public var hasEventObservers: Bool { !observers.isEmpty }
+
     /// A stream of what the interceptor does from now on. Each call makes a new stream;
     /// it ends when the caller stops iterating.
     public func events() -> AsyncStream<AuthenticationEvent> {
