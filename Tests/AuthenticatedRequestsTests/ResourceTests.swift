@@ -14,9 +14,9 @@ private struct Item: Decodable, Equatable {
 private struct Endpoint: Resource {
     typealias Output = Item
     let transport: any HTTPTransport
-    var method: HTTPMethod = .get
+    var method: RequestMethod = .get
     var accept: ClosedRange<Int>? = nil
-    var httpMethod: HTTPMethod { method }
+    var httpMethod: RequestMethod { method }
 
     func urlRequest(using input: String) throws -> URLRequest {
         guard !input.isEmpty else { throw URLError(.badURL) }
@@ -63,7 +63,7 @@ private struct Raw: Resource {
 private struct Delete: Resource {
     typealias Output = Void
     let transport: any HTTPTransport
-    var httpMethod: HTTPMethod { .delete }
+    var httpMethod: RequestMethod { .delete }
     func urlRequest(using input: Int) throws -> URLRequest {
         URLRequest(url: URL(string: "https://api.example.com/items/\(input)")!)
     }

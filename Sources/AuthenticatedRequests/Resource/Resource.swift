@@ -29,7 +29,7 @@ public protocol Resource: Sendable {
     associatedtype Output
 
     /// The request method; `GET` unless given. It replaces any method set by ``urlRequest(using:)``.
-    var httpMethod: HTTPMethod { get }
+    var httpMethod: RequestMethod { get }
 
     /// Builds the request for `input`. Throw to refuse an input; the error reaches the caller
     /// wrapped in a ``ResourceError`` with code ``ResourceError/Code/invalidRequest``.
@@ -59,7 +59,7 @@ public protocol Resource: Sendable {
 
 extension Resource {
     /// `GET`.
-    public var httpMethod: HTTPMethod { .get }
+    public var httpMethod: RequestMethod { .get }
 
     /// ``URLSessionTransport/shared``.
     public var transport: any HTTPTransport { URLSessionTransport.shared }
