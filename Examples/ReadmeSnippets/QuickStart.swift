@@ -1,0 +1,44 @@
+// The README's "Quick start" and "Browser sign-in" snippets, compiled by every build.
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking  // URLRequest lives here on Linux
+#endif
+
+struct Me: AuthenticatedResource {  // one endpoint that needs a token
+    struct Output: Decodable { let name: String }
+    let authenticator: any RequestAuthenticator
+
+    func urlRequest(using input: Void) throws -> URLRequest {
+        URLRequest(url: URL(string: "https://api.example.com/me")!)
+    }
+}
+
+/// README: "Quick start".
+func quickStart(secret: String) async throws -> String {
+    let authenticator = OAuthAuthenticator(  // the actor that owns the token
+        store: FileTokenStore(directory: URL(fileURLWithPath: ".tokens")))
+    await authenticator.configure(
+        with: ClientCredentialsFlow(  // the grant that gets tokens
+            tokenEndpoint: URL(string: "https://auth.example.com/token")!,
+            client: .clientSecretBasic(id: "my-app", secret: secret),
+            scope: "profile"))
+
+    let me = try await Me(authenticator: authenticator).request()
+    return "Hello, \(me.name)"
+}
+
+/// README: "Browser sign-in".
+func browserSignIn(issuer: URL, authenticator: OAuthAuthenticator) async throws {
+    let manager = CodeFlowManager(
+        configuration: try AuthenticationConfiguration(
+            metadata: try await AuthorizationServerMetadata.discover(issuer: issuer),
+            client: .none(id: "my-cli"),
+            redirectURI: URL(string: "http://127.0.0.1/callback")!,  // any port: the receiver picks one
+            scope: "profile"),
+        userAgent: LoopbackUserAgent())  // system browser + loopback redirect receiver
+    try await manager.signIn(configuring: authenticator)
+}
