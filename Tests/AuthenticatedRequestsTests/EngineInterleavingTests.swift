@@ -335,3 +335,34 @@ private final class ScriptedFlow: OAuthFlow {
         #expect(authenticator.context.transport is InMemoryTransport)
     }
 }
+
+/// Issue 14: bridges that send requests themselves use the same engine.
+@Suite struct BridgeTests {
+    @Test func authenticateThenReauthenticateAfterARejectionRefreshesOnce() async throws {
+        let flow = FakeFlow()
+        let authenticator = OAuthAuthenticator(
+            flow: flow, token: OAuthToken(accessToken: "access-0", refreshToken: "r"))
+        var request = URLRequest(url: URL(string: "https://api.example.com/me")!)
+        try await authenticator.authenticate(&request)
+        #expect(request.value(forHTTPHeaderField: "Authorization") == "Bearer access-0")
+        let rejected = request
+        let retries = try await withThrowingTaskGroup(of: String?.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    try await authenticator.reauthenticate(afterRejectionOf: rejected)
+                        .value(forHTTPHeaderField: "Authorization")
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(retries) == ["Bearer access-1"])
+        #expect(flow.refreshCalls == 1, "ten rejections of one credential share one refresh")
+    }
+
+    @Test func plainHTTPToARemoteHostIsRefusedHereToo() async throws {
+        let authenticator = OAuthAuthenticator(flow: FakeFlow(), token: OAuthToken(accessToken: "access-0"))
+        var request = URLRequest(url: URL(string: "http://api.example.com/me")!)
+        let error = await #expect(throws: AuthenticationError.self) { try await authenticator.authenticate(&request) }
+        #expect(error?.code == .insecureTransport)
+    }
+}

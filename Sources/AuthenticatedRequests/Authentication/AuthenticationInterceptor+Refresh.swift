@@ -118,7 +118,7 @@ extension AuthenticationInterceptor {
         throw excessiveRefresh
     }
 
-    private nonisolated var currentEpoch: UInt64 { state.withLock { $0.refreshEpoch } }
+    nonisolated var currentEpoch: UInt64 { state.withLock { $0.refreshEpoch } }
 
     private nonisolated func fail(with error: any Error) async throws -> Never {
         if let error = error as? AuthenticationError, error.code == .excessiveRefresh {

@@ -313,7 +313,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         return try await transport.send(request)
     }
 
-    private nonisolated func authenticate(
+    nonisolated func authenticate(
         _ request: inout URLRequest,
         with credential: Credential,
         by authenticator: A

@@ -1,0 +1,40 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// For code that sends requests itself (an OpenAPI middleware, another HTTP client): the same
+// engine, one step at a time.
+extension AuthenticationInterceptor {
+    /// Applies a valid credential to `request`, refreshing or obtaining it first when needed,
+    /// with the same origin and plain-`http` rules as ``send(_:over:)``.
+    ///
+    /// ```swift
+    /// var request = URLRequest(url: url)
+    /// try await authenticator.authenticate(&request)
+    /// var (body, response) = try await myClient.send(request)
+    /// if response.statusCode == 401 {
+    ///     let retry = try await authenticator.reauthenticate(afterRejectionOf: request)
+    ///     (body, response) = try await myClient.send(retry)  // once; never more
+    /// }
+    /// ```
+    public nonisolated func authenticate(_ request: inout URLRequest) async throws {
+        let (authenticator, credential, _) = try await credentialForRequest()
+        try authenticate(&request, with: credential, by: authenticator)
+    }
+
+    /// Reports that the server rejected `request`, which ``authenticate(_:)`` prepared, and
+    /// returns it again with a credential to retry it once: the current one when the rejected
+    /// request carried an older one, otherwise the result of the one shared refresh (contract
+    /// points 3 to 6). Retry once; a second rejection is the answer.
+    public nonisolated func reauthenticate(afterRejectionOf request: URLRequest) async throws -> URLRequest {
+        // The bridge does not say when it sent the request: take it as sent now, so a refresh
+        // that failed earlier does not block this one (the request path knows better).
+        let (authenticator, credential) = try await credentialForRetry(of: request, sentAtEpoch: currentEpoch)
+        var retry = request
+        try authenticate(&retry, with: credential, by: authenticator)
+        await emit(.requestRetried, url: request.url)
+        return retry
+    }
+}
