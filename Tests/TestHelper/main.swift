@@ -75,7 +75,7 @@ struct CrashingStore: TokenStore {
         if crashPoint == "during-write", !key.hasSuffix("#refresh-in-flight") {
             // Half a file where the new entry was being written, then death.
             let partial = base.directory.appendingPathComponent(".partial-\(getpid()).tmp")
-            FileManager.default.createFile(atPath: partial.path, contents: data.prefix(data.count / 2))
+            _ = FileManager.default.createFile(atPath: partial.path, contents: data.prefix(data.count / 2))
             die()
         }
         try await base.save(data, forKey: key)

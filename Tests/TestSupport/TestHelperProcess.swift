@@ -29,7 +29,7 @@ package enum TestHelperProcess {
     /// blocking a thread.
     package static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("helper-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()
