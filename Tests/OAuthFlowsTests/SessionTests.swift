@@ -142,7 +142,7 @@ import Testing
         let key = StoredSessionFlow(tokenEndpoint: tokenURL, client: .none(id: "cli")).storeKey
         let newer = OAuthToken(accessToken: "at-2", expiresAt: clock.now.addingTimeInterval(3600), refreshToken: "rt-9")
         clock.advance(by: 601)
-        try await store.save(try JSONEncoder().encode(newer), forKey: key)
+        await store.save(try JSONEncoder().encode(newer), forKey: key)
         // This process's token is rejected; it picks up the newer one instead of refreshing.
         #expect(try await Me(authenticator: stale, transport: api.transport).request().name == "Ada")
         #expect(server.requests.isEmpty)
@@ -157,7 +157,7 @@ import Testing
         // While this refresh is at the server, someone writes a newer session without the lock;
         // then the server rejects the old refresh token.
         let transport = InMemoryTransport { [store] request in
-            try await store.save(try JSONEncoder().encode(newer), forKey: key)
+            await store.save(try JSONEncoder().encode(newer), forKey: key)
             return try InMemoryTransport.reply(to: request, status: 400, json: #"{"error":"invalid_grant"}"#)
         }
         let authenticator = try #require(
