@@ -214,6 +214,25 @@ import Testing
         }
     }
 
+    @Test(arguments: [429, 503])
+    func aTokenEndpointSheddingLoadOverRealSocketsIsNotCalledAgainUntilRetryAfter(status: Int) async throws {
+        let shedding = try await MisbehavingServer(.shed(status: status, retryAfterSeconds: 60))
+        defer { Task { try await shedding.shutdown() } }
+        let authenticator = OAuthAuthenticator(
+            flow: ClientCredentialsFlow(
+                tokenEndpoint: shedding.baseURL.appendingPathComponent("token"), client: .none(id: "app")),
+            configuration: .init(tokenTransport: URLSessionTransport())
+        )
+        for _ in 0..<5 {
+            let error = await #expect(throws: AuthenticationError.self) {
+                try await Me(authenticator: authenticator, transport: api.transport).request()
+            }
+            #expect((error?.underlyingError as? OAuthError)?.code == .temporarilyUnavailable)
+        }
+        #expect(shedding.requestCount == 1, "the server asked for 60 s of quiet and got it")
+        #expect(api.requestCount == 0)
+    }
+
     // MARK: A token endpoint that stalls (item 7), over real sockets
 
     @Test func twentyRequestsWaitingOnADrippingTokenEndpointAllFailAtTheDeadline() async throws {

@@ -15,6 +15,8 @@ package final class MisbehavingServer: Sendable {
         case drip(interval: TimeInterval, length: Int)
         /// Closes the connection as soon as the request arrived.
         case reset
+        /// Sheds load: answers `status` (429, 503) with `Retry-After: seconds` and an OAuth error.
+        case shed(status: Int, retryAfterSeconds: Int)
     }
 
     private let channel: any Channel
@@ -67,6 +69,19 @@ private final class MisbehavingHandler: ChannelInboundHandler, Sendable {
             break
         case .reset:
             channel.close(promise: nil)
+        case .shed(let status, let seconds):
+            let body = #"{"error":"temporarily_unavailable"}"#
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: "\(body.utf8.count)")
+            headers.add(name: "Retry-After", value: "\(seconds)")
+            let head = HTTPResponseHead(
+                version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            var buffer = channel.allocator.buffer(capacity: body.utf8.count)
+            buffer.writeString(body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         case .drip(let interval, let length):
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/json")
