@@ -40,18 +40,24 @@ struct SessionEndToEndTests {
         _ = try await Server.signIn(client, into: authenticator)
     }
 
-    func waitForExpiry(_ seconds: Double) async throws {
-        try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+    /// Makes the stored access token look expired, as time would: tokens here live 60 s, so that
+    /// a busy machine never sees a fresh token expire in the middle of a test.
+    func expireStoredSession(_ client: TestAuthorizationServer.Client) async throws {
+        let key = StoredSessionFlow(tokenEndpoint: try Server.tokenEndpoint, client: client.publicClient).storeKey
+        var token = try JSONDecoder().decode(OAuthToken.self, from: try #require(try await store.load(forKey: key)))
+        token.expiresAt = Date().addingTimeInterval(-1)
+        token.issuedAt = Date().addingTimeInterval(-61)
+        try await store.save(try JSONEncoder().encode(token), forKey: key)
     }
 
     @Test func aBrowserSignInComesBackInANewProcessAndRefreshesOnceAfterExpiry() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 8)
+        let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
         try await signInWithTheBrowser(client)
         let fresh = try await requestsInAnotherProcess(client, count: 5)
         #expect(fresh.json?["successes"] as? Int == 5, "\(fresh.output)")
         #expect(try await Server.tokenRequests(client)["refresh_token"] == nil, "0 token requests while valid")
-        try await waitForExpiry(8.5)
+        try await expireStoredSession(client)
         let later = try await requestsInAnotherProcess(client, count: 5)
         #expect(later.json?["successes"] as? Int == 5, "\(later.output)")
         #expect(try await Server.tokenRequests(client)["refresh_token"] == 1, "exactly one refresh")
@@ -74,9 +80,9 @@ struct SessionEndToEndTests {
 
     @Test func fourProcessesOfFiftyRequestsOnOneExpiredGrantRefreshOnce() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 4)
+        let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
         try await signInWithTheBrowser(client)
-        try await waitForExpiry(4.5)
+        try await expireStoredSession(client)
         let outcomes = try await withThrowingTaskGroup(of: TestHelperProcess.Outcome.self) { group in
             for _ in 0..<4 { group.addTask { try await requestsInAnotherProcess(client, count: 50) } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -92,9 +98,9 @@ struct SessionEndToEndTests {
     @Test(arguments: ["before-request", "after-send", "after-response", "during-write"])
     func aProcessKilledInItsRefreshNeverSignsTheOthersOut(crashAt: String) async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 4)
+        let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
         try await signInWithTheBrowser(client)
-        try await waitForExpiry(4.5)
+        try await expireStoredSession(client)
         let killed = try await requestsInAnotherProcess(client, count: 5, crashAt: crashAt)
         #expect(killed.wasKilled, "\(killed.output)")
         let key = StoredSessionFlow(tokenEndpoint: try Server.tokenEndpoint, client: client.publicClient).storeKey
