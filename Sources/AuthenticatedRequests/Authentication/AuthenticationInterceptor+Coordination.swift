@@ -121,21 +121,18 @@ extension AuthenticationInterceptor {
         }
         // The fenced write: only over the credential this refresh started from (or into the empty
         // entry it started with); an entry cleared meanwhile (a sign-out) stays cleared.
+        // Either way it is not written again outside the lock: a newer credential that is there
+        // stays, and a failed write is reported.
         let current = try await loadEntry(store, key)
-        let isStored: Bool
         if try current.map(Self.canonicalData) == entryData ?? baseData || (current == nil && entry == nil) {
             do {
                 try await store.save(try Self.canonicalData(fresh), forKey: key)
-                isStored = true
             } catch {
                 await emit(.storeFailed, error: error)
-                isStored = true  // do not try again outside the lock
             }
-        } else {
-            isStored = true  // a newer credential is there; it stays
         }
         if store.coordinatesProcesses { try? await store.removeValue(forKey: inFlightKey) }
-        return RefreshProduct(credential: fresh, source: .refreshed, isStored: isStored)
+        return RefreshProduct(credential: fresh, source: .refreshed, isStored: true)
     }
 
     /// The stored credential of `key`, if any; a corrupt entry is an error, never overwritten.

@@ -147,7 +147,7 @@ extension AuthenticationInterceptor {
         by authenticator: A,
         at now: Date
     ) -> CredentialDecision<A> {
-        if let backoff = state.backoff, let until = backoff.until, now < until {
+        if let backoff = state.backoff, now < backoff.until {
             return .fail(backoff.error)
         }
         if stale != nil, state.refreshHistory.isExhausted(at: now, within: configuration.refreshLimit) {
@@ -242,7 +242,7 @@ extension AuthenticationInterceptor {
                 }
                 state.lastFailure = RefreshFailure(epoch: state.refreshEpoch, error: failure.committed)
                 if let until = (failure.error as? any RetryAfterError)?.retryAfter, until > now {
-                    state.backoff = RefreshFailure(epoch: state.refreshEpoch, error: failure.committed, until: until)
+                    state.backoff = Backoff(until: until, error: failure.committed)
                 }
             }
             return (nil, false)

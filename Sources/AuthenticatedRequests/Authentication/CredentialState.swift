@@ -28,7 +28,7 @@ struct CredentialState<A: Authenticator>: Sendable {
     var lastFailure: RefreshFailure?
     /// The server asked not to be called before this date (`Retry-After`); refreshes needed
     /// before then fail at once with its error.
-    var backoff: RefreshFailure?
+    var backoff: Backoff?
     /// `false` while the actor still has to read the store or save the initial credential.
     var isSettled: Bool
 
@@ -48,8 +48,12 @@ struct RefreshFailure: Sendable {
     var epoch: UInt64
     /// The error its waiters got.
     var error: any Error
-    /// For a backoff: until when.
-    var until: Date?
+}
+
+/// The server's `Retry-After`: no refresh before ``until``; requests that need one get ``error``.
+struct Backoff: Sendable {
+    var until: Date
+    var error: any Error
 }
 
 /// What a request does next.

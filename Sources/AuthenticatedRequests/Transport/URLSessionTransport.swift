@@ -26,12 +26,12 @@ public final class URLSessionTransport: HTTPTransport {
     public init(configuration: URLSessionConfiguration = .default) {
         session = URLSession(
             configuration: configuration,
-            delegate: CrossOriginRedirectGuard(),
+            delegate: CrossOriginRedirectGuard(followsRedirects: true),
             delegateQueue: nil
         )
         nonRedirectingSession = URLSession(
             configuration: configuration,
-            delegate: RedirectRefusal(),
+            delegate: CrossOriginRedirectGuard(followsRedirects: false),
             delegateQueue: nil
         )
     }
@@ -49,12 +49,12 @@ public final class URLSessionTransport: HTTPTransport {
         let original = session.delegate
         self.session = URLSession(
             configuration: session.configuration,
-            delegate: ChallengeForwardingGuard(followsRedirects: true, forwardingTo: original),
+            delegate: CrossOriginRedirectGuard(followsRedirects: true, forwardingTo: original),
             delegateQueue: session.delegateQueue
         )
         nonRedirectingSession = URLSession(
             configuration: session.configuration,
-            delegate: ChallengeForwardingGuard(followsRedirects: false, forwardingTo: original),
+            delegate: CrossOriginRedirectGuard(followsRedirects: false, forwardingTo: original),
             delegateQueue: session.delegateQueue
         )
     }
@@ -99,8 +99,22 @@ public final class URLSessionTransport: HTTPTransport {
     }
 }
 
-/// Strips credentials from a redirect that leaves the origin of the original request.
-package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, Sendable {
+/// The redirect rule of ``URLSessionTransport``, as its sessions' delegate: credentials stay on
+/// the origin of the original request, or, for requests that carry a secret in their body, no
+/// redirect is followed at all (the `3xx` reply itself becomes the response). For sessions made
+/// like an app's own, authentication challenges go to the app's delegate.
+///
+/// `@unchecked Sendable`: its stored properties are immutable after `init`; the forwarded delegate
+/// is the app's, which `URLSession` already calls from its own queue, as it would without us.
+package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let followsRedirects: Bool
+    private let original: (any URLSessionDelegate)?
+
+    init(followsRedirects: Bool, forwardingTo original: (any URLSessionDelegate)? = nil) {
+        self.followsRedirects = followsRedirects
+        self.original = original
+    }
+
     package func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
@@ -108,6 +122,7 @@ package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, 
         newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
+        guard followsRedirects else { return completionHandler(nil) }
         completionHandler(Self.redirect(request, from: task.originalRequest?.url))
     }
 
@@ -121,48 +136,8 @@ package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, 
         }
         return request
     }
-}
 
-/// Follows no redirect: the `3xx` reply itself becomes the response.
-final class RedirectRefusal: NSObject, URLSessionTaskDelegate, Sendable {
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-}
-
-/// The redirect rule of ``URLSessionTransport`` for sessions made like an app's own: credentials
-/// stay on their origin (or no redirect at all), and authentication challenges go to the app's
-/// delegate.
-///
-/// `@unchecked Sendable`: its stored properties are immutable after `init`; the forwarded delegate
-/// is the app's, which `URLSession` already calls from its own queue, as it would without us.
-final class ChallengeForwardingGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    private let followsRedirects: Bool
-    private let original: (any URLSessionDelegate)?
-
-    init(followsRedirects: Bool, forwardingTo original: (any URLSessionDelegate)?) {
-        self.followsRedirects = followsRedirects
-        self.original = original
-    }
-
-    func urlSession(
-        _ session: URLSession,
-        task: URLSessionTask,
-        willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest,
-        completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        guard followsRedirects else { return completionHandler(nil) }
-        completionHandler(CrossOriginRedirectGuard.redirect(request, from: task.originalRequest?.url))
-    }
-
-    func urlSession(
+    package func urlSession(
         _ session: URLSession,
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
@@ -177,7 +152,7 @@ final class ChallengeForwardingGuard: NSObject, URLSessionTaskDelegate, @uncheck
         #endif
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession,
         task: URLSessionTask,
         didReceive challenge: URLAuthenticationChallenge,
