@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
+        .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
     ],
     traits: [
         .trait(
@@ -20,6 +21,10 @@ let package = Package(
             name: "Logging",
             description: "Builds AuthenticatedRequestsLogging, which routes the authenticator's events into swift-log."
         ),
+        .trait(
+            name: "OpenAPI",
+            description: "Builds OpenAPIAuthentication, a swift-openapi-runtime ClientMiddleware on the authenticator."
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -28,6 +33,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // Fetched and built only with the Logging trait enabled.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Fetched and built only with the OpenAPI trait enabled.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // `swift package generate-documentation`; adds no code to any product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .target(name: "AuthenticatedRequests"),
@@ -63,6 +73,15 @@ let package = Package(
             dependencies: [
                 "AuthenticatedRequests",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+            ]
+        ),
+        .target(
+            name: "OpenAPIAuthentication",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(
+                    name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
             ]
         ),
         .executableTarget(
@@ -119,8 +138,24 @@ let package = Package(
             dependencies: ["AuthenticatedRequestsLogging", "TestSupport"]
         ),
         .testTarget(
+            name: "OpenAPIAuthenticationTests",
+            dependencies: [
+                "OpenAPIAuthentication", "TestSupport",
+                .product(
+                    name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
-            dependencies: ["CodeFlowOAuth", "TestSupport", "authreq-test-helper"]
+            dependencies: [
+                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "OpenAPIAuthentication",
+                .product(
+                    name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
+            ],
+            // The OpenAPI document and generator settings that Scripts/generate-openapi-client reads.
+            exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -416,6 +416,13 @@ def me():
     return jsonify(sub=USER["id"], name=USER["name"])
 
 
+@app.post("/api/notes")
+@require_oauth()
+def create_note():
+    body = request.get_json(silent=True) or {}
+    return jsonify(author=USER["id"], text=str(body.get("text", ""))), 201
+
+
 @app.post("/test/clients")
 def create_client():
     body = request.get_json(silent=True) or {}

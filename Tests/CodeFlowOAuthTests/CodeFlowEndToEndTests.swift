@@ -53,7 +53,7 @@ import Testing
         #expect(tokens.requests[0].form["grant_type"] == "authorization_code")
         #expect(tokens.requests[0].form["code"] == "code-xyz")
         #expect(tokens.requests[1].body == "grant_type=refresh_token&refresh_token=rt-1&client_id=cli")
-        let stored = try #require(try await store.load(forKey: "cli@\(tokenURL.absoluteString)"))
+        let stored = try #require(await store.load(forKey: "cli@\(tokenURL.absoluteString)"))
         #expect(try JSONDecoder().decode(OAuthToken.self, from: stored).refreshToken == "rt-2")
     }
 }

@@ -96,7 +96,7 @@ import Testing
             ]
         )
         #expect(try await authenticator.currentCredential() == nil)
-        #expect(try await store.load(forKey: "app@\(tokenURL.absoluteString)") == nil)
+        #expect(await store.load(forKey: "app@\(tokenURL.absoluteString)") == nil)
     }
 
     @Test func aFailedRevocationStillClearsLocalStateAndReportsTheFailure() async throws {
@@ -111,7 +111,7 @@ import Testing
         #expect(error?.code == .temporarilyUnavailable)
         #expect(server.requests.count == 2, "the access token is still revoked after the refresh token failed")
         #expect(try await authenticator.currentCredential() == nil)
-        #expect(try await store.load(forKey: "app@\(tokenURL.absoluteString)") == nil)
+        #expect(await store.load(forKey: "app@\(tokenURL.absoluteString)") == nil)
     }
 }
 

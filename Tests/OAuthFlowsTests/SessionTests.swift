@@ -112,7 +112,7 @@ import Testing
         }
         #expect(seen == [.signedIn, .signedOut, .reauthenticationRequired])
         #expect(
-            try await store.load(forKey: StoredSessionFlow(tokenEndpoint: tokenURL, client: .none(id: "cli")).storeKey)
+            await store.load(forKey: StoredSessionFlow(tokenEndpoint: tokenURL, client: .none(id: "cli")).storeKey)
                 == nil)
     }
 
@@ -146,7 +146,7 @@ import Testing
         // This process's token is rejected; it picks up the newer one instead of refreshing.
         #expect(try await Me(authenticator: stale, transport: api.transport).request().name == "Ada")
         #expect(server.requests.isEmpty)
-        #expect(try await store.load(forKey: key) != nil)
+        #expect(await store.load(forKey: key) != nil)
     }
 
     @Test func invalidGrantClearsTheEntryOnlyIfItStillHoldsTheRejectedCredential() async throws {
@@ -165,7 +165,7 @@ import Testing
                 tokenEndpoint: tokenURL, client: .none(id: "cli"), store: store,
                 configuration: .init(clock: clock, tokenTransport: transport)))
         #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
-        let stored = try #require(try await store.load(forKey: key))
+        let stored = try #require(await store.load(forKey: key))
         #expect(
             try JSONDecoder().decode(OAuthToken.self, from: stored).refreshToken == "rt-9", "the newer session stays")
     }

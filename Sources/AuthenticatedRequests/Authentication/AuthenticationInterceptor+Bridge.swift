@@ -19,9 +19,19 @@ extension AuthenticationInterceptor {
     ///     (body, response) = try await myClient.send(retry)  // once; never more
     /// }
     /// ```
+    ///
+    /// The OpenAPI middleware (`OpenAPIAuthentication`) is built on these three calls.
     public nonisolated func authenticate(_ request: inout URLRequest) async throws {
         let (authenticator, credential, _) = try await credentialForRequest()
         try authenticate(&request, with: credential, by: authenticator)
+    }
+
+    /// Whether `response` to `request` says the server rejected the credential, as the configured
+    /// ``Authenticator`` classifies it (``Authenticator/didRequest(_:with:failDueToAuthenticationError:)``;
+    /// status 401 by default). `false` before ``configure(with:credential:storeKey:)``.
+    public nonisolated func isRejection(_ response: HTTPURLResponse, of request: URLRequest) -> Bool {
+        guard let authenticator = state.withLock({ $0.authenticator }) else { return false }
+        return Self.isRejection(response, of: request, by: authenticator)
     }
 
     /// Reports that the server rejected `request`, which ``authenticate(_:)`` prepared, and

@@ -284,15 +284,20 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             try authenticate(&authenticated, with: credential, by: authenticator)
         }
         let (body, response) = try await transport.send(authenticated)
-
-        let failure: any Error =
-            (200...399).contains(response.statusCode)
-            ? noAuthenticationFailure : ResourceError(code: .unacceptableStatus, response: response)
-        guard authenticator.didRequest(authenticated, with: response, failDueToAuthenticationError: failure)
-        else {
+        guard Self.isRejection(response, of: authenticated, by: authenticator) else {
             return (body, response)
         }
         return try await retry(authenticated, sentAtEpoch: epoch, over: transport)
+    }
+
+    /// Whether `authenticator` classifies `response` to `request` as a rejected credential.
+    nonisolated static func isRejection(_ response: HTTPURLResponse, of request: URLRequest, by authenticator: A)
+        -> Bool
+    {
+        let failure: any Error =
+            (200...399).contains(response.statusCode)
+            ? noAuthenticationFailure : ResourceError(code: .unacceptableStatus, response: response)
+        return authenticator.didRequest(request, with: response, failDueToAuthenticationError: failure)
     }
 
     /// Sends `rejected` again, once, with the current credential: refreshed, or newer than the
