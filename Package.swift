@@ -92,7 +92,11 @@ let package = Package(
         // The README's snippets, compiled with everything else so that they stay true.
         .target(
             name: "ReadmeSnippets",
-            dependencies: ["CodeFlowOAuth"],
+            dependencies: [
+                "CodeFlowOAuth", "OpenAPIAuthentication",
+                .product(
+                    name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+            ],
             path: "Examples/ReadmeSnippets"
         ),
         // Fuzz targets for every parser of outside input; Scripts/fuzz builds them with libFuzzer.

@@ -9,7 +9,7 @@
         import FoundationNetworking
     #endif
 
-    /// An ``AuthenticatedRequests/HTTPTransport`` on swift-server/async-http-client, for servers:
+    /// An `HTTPTransport` on swift-server/async-http-client, for servers:
     /// SwiftNIO's event loops instead of `URLSession`, with connection pooling and HTTP/2.
     ///
     /// Enable the package trait `AsyncHTTPClient` to build it:

@@ -6,7 +6,7 @@ import OAuthFlows
 public struct CodeFlowResult: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The token from the code exchange.
     public let token: OAuthToken
-    /// The flow whose refreshes use the refresh token grant; hand it to an ``OAuthAuthenticator``.
+    /// The flow whose refreshes use the refresh token grant; hand it to an `OAuthAuthenticator`.
     public let flow: AuthorizationCodeFlow
 
     /// Creates a result, e.g. for a test double of a sign-in.
@@ -66,9 +66,12 @@ public actor CodeFlowManager {
     /// Runs the flow and configures `authenticator` with the token and its refresh flow (which
     /// also stores the token in the authenticator's store).
     ///
-    /// - Parameter account: the account the session belongs to, for apps with several; the
-    ///   session is stored under ``OAuthFlows/TokenEndpoint/storeKey(account:)`` and comes back
-    ///   with `OAuthAuthenticator.restore(tokenEndpoint:client:account:store:configuration:)`.
+    /// - Parameters:
+    ///   - authenticator: The authenticator to configure with the new session.
+    ///   - account: The account the session belongs to, for apps with several; the session is
+    ///     stored under `TokenEndpoint.storeKey(account:)` and comes back with
+    ///     `OAuthAuthenticator.restore(tokenEndpoint:client:account:store:configuration:)`.
+    /// - Returns: The token the code was exchanged for.
     @discardableResult
     public func signIn(configuring authenticator: OAuthAuthenticator, account: String? = nil) async throws
         -> OAuthToken
@@ -80,7 +83,7 @@ public actor CodeFlowManager {
 
     /// Runs the flow and returns the token and its refresh flow.
     ///
-    /// - Throws: ``AuthenticatedRequests/OAuthError`` for an error redirect (`access_denied` when
+    /// - Throws: `OAuthError` for an error redirect (`access_denied` when
     ///   the user said no) or a failed exchange; ``CodeFlowError`` for a missing or wrong `state`,
     ///   an `iss` mismatch, a timeout; `CancellationError` when cancelled or replaced.
     public func authorize(account: String? = nil) async throws -> CodeFlowResult {

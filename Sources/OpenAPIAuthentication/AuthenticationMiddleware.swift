@@ -9,7 +9,7 @@
     #endif
 
     /// A swift-openapi-runtime `ClientMiddleware` that authenticates every call of a generated
-    /// client through an ``AuthenticatedRequests/AuthenticationInterceptor``: the same engine,
+    /// client through an `AuthenticationInterceptor`: the same engine,
     /// store and refresh coordination as `request(using:)`, not a copy of them.
     ///
     /// ```swift

@@ -9,7 +9,7 @@
     #endif
 
     /// A swift-openapi-runtime `ClientTransport` that sends through an
-    /// ``AuthenticatedRequests/HTTPTransport``, so a generated client uses the same transport as
+    /// `HTTPTransport`, so a generated client uses the same transport as
     /// the authenticator (one `AsyncHTTPClientTransport` or `URLSessionTransport` for tokens,
     /// discovery and API calls).
     ///

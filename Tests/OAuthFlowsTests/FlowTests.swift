@@ -33,7 +33,7 @@ import Testing
 
     @Test func theSeedInitializerUsesBasicAuthentication() async throws {
         let flow = ClientCredentialsFlow(
-            tokenEndpoint: tokenURL, clientID: "example", clientSecret: "example", scope: ["b", "a"])
+            tokenEndpoint: tokenURL, clientID: "example", clientSecret: "example", scope: "a b")
         server.reply(json: #"{"access_token":"at","token_type":"Bearer"}"#)
         _ = try await flow.obtainToken(for: server.context(clock: clock))
         #expect(server.requests.first?.body == "grant_type=client_credentials&scope=a+b")

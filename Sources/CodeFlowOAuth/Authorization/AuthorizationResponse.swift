@@ -15,7 +15,7 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
     /// Parses and validates the redirect URL for `request`.
     ///
     /// Only the query is read; a fragment is ignored. In order: `state` must be present and equal
-    /// to the request's (compared in constant time); an `error` becomes an ``OAuthError``; `iss`
+    /// to the request's (compared in constant time); an `error` becomes an `OAuthError`; `iss`
     /// must equal `issuer` when present, and be present when `requiresIssuer`; `code` must be present.
     public init(redirect: URL, request: AuthorizationRequest, issuer: String?, requiresIssuer: Bool) throws {
         var parameters = Self.formDecodedQuery(of: redirect)

@@ -2,7 +2,7 @@ import AuthenticatedRequests
 import Foundation
 
 /// Why an authorization code flow stopped before it had a token. An error redirect from the
-/// server is an ``AuthenticatedRequests/OAuthError`` instead (e.g. `access_denied`).
+/// server is an `OAuthError` instead (e.g. `access_denied`).
 public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

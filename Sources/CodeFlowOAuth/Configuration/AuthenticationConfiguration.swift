@@ -48,7 +48,7 @@ public struct AuthenticationConfiguration: Sendable {
     }
 
     /// Creates a configuration from discovered metadata: endpoints, issuer and the `iss` rule.
-    /// - Throws: ``OAuthFlows/TokenEndpointError`` when an endpoint is missing.
+    /// - Throws: `TokenEndpointError` when an endpoint is missing.
     public init(
         metadata: AuthorizationServerMetadata,
         client: ClientAuthentication,

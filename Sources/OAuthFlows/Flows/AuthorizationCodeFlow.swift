@@ -5,7 +5,7 @@ import Foundation
 /// the code from the redirect for tokens; later refreshes use the refresh token grant.
 ///
 /// A code is single-use: it is sent at most once, and never again after a failure; a second
-/// exchange fails with ``AuthenticationError/Code/missingCredential`` (sign in again).
+/// exchange fails with `AuthenticationError.Code.missingCredential` (sign in again).
 /// `CodeFlowManager` (module `CodeFlowOAuth`) produces this flow for you.
 public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
     /// The token endpoint and client.
@@ -22,8 +22,13 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
 
     /// Creates the flow.
     /// - Parameters:
+    ///   - tokenEndpoint: The token endpoint's URL.
+    ///   - client: How the client authenticates; `.none(id:)` for public clients.
     ///   - code: `code`, from the authorization response.
+    ///   - redirectURI: `redirect_uri`, exactly as the authorization request sent it.
     ///   - codeVerifier: `code_verifier` (RFC 7636 §4.5), when the request carried a challenge.
+    ///   - additionalParameters: Further token request parameters.
+    ///   - account: The account the session belongs to, for apps with several.
     public init(
         tokenEndpoint: URL,
         client: ClientAuthentication,
@@ -42,6 +47,12 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
     }
 
     /// The seed package's `ARCodeFlow(clientID:code:redirectUrl:codeVerifier:)`: a public client.
+    /// - Parameters:
+    ///   - tokenEndpoint: The token endpoint's URL.
+    ///   - clientID: `client_id`.
+    ///   - code: `code`, from the authorization response.
+    ///   - redirectUrl: `redirect_uri`, exactly as the authorization request sent it.
+    ///   - codeVerifier: `code_verifier`, when the request carried a challenge.
     public convenience init(
         tokenEndpoint: URL, clientID: String, code: String, redirectUrl: String, codeVerifier: String?
     ) {

@@ -21,6 +21,12 @@ public struct ClientCredentialsFlow: OAuthFlow {
     public var additionalParameters: [String: String]
 
     /// Creates the flow.
+    /// - Parameters:
+    ///   - tokenEndpoint: The token endpoint's URL.
+    ///   - client: How the client authenticates.
+    ///   - scope: `scope`: space-delimited (`"reports:read reports:write"`), or `nil` for the
+    ///     server's default.
+    ///   - additionalParameters: Further parameters, e.g. RFC 8707 `resource`.
     public init(
         tokenEndpoint: URL,
         client: ClientAuthentication,
@@ -34,10 +40,26 @@ public struct ClientCredentialsFlow: OAuthFlow {
 
     /// The seed package's `ARClientCredentials(clientID:clientSecret:scope:)`, with
     /// `client_secret_basic`.
-    public init(tokenEndpoint: URL, clientID: String, clientSecret: String, scope: Set<String> = []) {
+    /// - Parameters:
+    ///   - tokenEndpoint: The token endpoint's URL.
+    ///   - clientID: `client_id`.
+    ///   - clientSecret: The client secret, sent with HTTP Basic authentication.
+    ///   - scope: `scope`: space-delimited, as in the other initializer and every other flow.
+    public init(tokenEndpoint: URL, clientID: String, clientSecret: String, scope: String? = nil) {
         self.init(
             tokenEndpoint: tokenEndpoint,
             client: .clientSecretBasic(id: clientID, secret: clientSecret),
+            scope: scope
+        )
+    }
+
+    /// The seed package's initializer, which took the scope as a set.
+    @available(*, deprecated, message: "Pass the scope as one space-delimited String, as every other flow takes it.")
+    public init(tokenEndpoint: URL, clientID: String, clientSecret: String, scope: Set<String>) {
+        self.init(
+            tokenEndpoint: tokenEndpoint,
+            clientID: clientID,
+            clientSecret: clientSecret,
             scope: scope.isEmpty ? nil : scope.sorted().joined(separator: " ")
         )
     }

@@ -45,7 +45,7 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
 ///
 /// ``obtainToken(for:)`` requests the codes, hands them to ``onUserCode`` (show them to the
 /// user), then polls the token endpoint every `interval` seconds: it keeps polling on
-/// `authorization_pending`, adds 5 seconds on `slow_down`, and stops with an ``OAuthError`` on
+/// `authorization_pending`, adds 5 seconds on `slow_down`, and stops with an `OAuthError` on
 /// `access_denied`, on `expired_token`, or at the `expires_in` deadline (code `expired_token`).
 /// Cancelling the task stops the polling. Refreshes use the refresh token grant.
 public struct DeviceAuthorizationFlow: OAuthFlow {

@@ -7,7 +7,7 @@ import Foundation
 /// Rotation is handled: when the server returns a new refresh token, it replaces the old one (and
 /// the authenticator stores it at once); when it returns none, the old one is kept.
 /// `invalid_grant` means the refresh token is dead: the authenticator clears the stored token and
-/// throws ``AuthenticationError`` with code ``AuthenticationError/Code/reauthenticationRequired``.
+/// throws `AuthenticationError` with code `AuthenticationError.Code.reauthenticationRequired`.
 public struct RefreshTokenFlow: OAuthFlow {
     /// The token endpoint and client.
     public let endpoint: TokenEndpoint

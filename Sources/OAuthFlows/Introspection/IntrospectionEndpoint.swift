@@ -22,7 +22,7 @@ public struct IntrospectionEndpoint: Sendable {
     }
 
     /// Asks about `token` (RFC 7662 §2.1).
-    /// - Throws: ``AuthenticatedRequests/OAuthError`` (e.g. `invalid_client`),
+    /// - Throws: `OAuthError` (e.g. `invalid_client`),
     ///   ``TokenEndpointError`` for a reply that is not an introspection response, or a transport error.
     public func introspect(
         _ token: String,

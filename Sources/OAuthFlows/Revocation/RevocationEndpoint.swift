@@ -27,7 +27,7 @@ public struct RevocationEndpoint: Sendable {
     }
 
     /// Revokes `token` (RFC 7009 §2.1). A 200 means done, also for a token the server did not know.
-    /// - Throws: ``OAuthError`` (e.g. `unsupported_token_type`), ``TokenEndpointError``, or a
+    /// - Throws: `OAuthError` (e.g. `unsupported_token_type`), ``TokenEndpointError``, or a
     ///   transport error.
     public func revoke(_ token: String, hint: TokenTypeHint? = nil, context: AuthenticationContext) async throws {
         var parameters = [("token", token)]

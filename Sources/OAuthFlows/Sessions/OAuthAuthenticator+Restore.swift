@@ -16,9 +16,9 @@ extension AuthenticationInterceptor where A == BearerTokenAuthenticator {
     /// coordinated with other processes that share the store.
     ///
     /// - Returns: the authenticator, or `nil` when no session is stored for this client and
-    ///   account (sign in then; ``configure(with:token:)`` or `CodeFlowManager` store the new
-    ///   session under the same key).
-    /// - Throws: ``AuthenticatedRequests/AuthenticationError`` with code `storeFailed` when the
+    ///   account (sign in then: `CodeFlowManager`, or `configure(with:token:)` with a device or
+    ///   refresh-token flow, stores the new session under the same key).
+    /// - Throws: `AuthenticationError` with code `storeFailed` when the
     ///   stored entry cannot be read.
     public static func restore(
         tokenEndpoint: URL,
@@ -56,7 +56,7 @@ extension AuthenticationInterceptor where A == BearerTokenAuthenticator {
     /// their own (client credentials, an extension grant), or any other.
     ///
     /// - Returns: the authenticator, or `nil` when `store` holds nothing under the flow's
-    ///   ``AuthenticatedRequests/OAuthFlow/storeKey``.
+    ///   `OAuthFlow.storeKey`.
     public static func restore(
         flow: any OAuthFlow,
         store: any TokenStore,

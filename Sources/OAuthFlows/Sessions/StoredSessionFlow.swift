@@ -2,11 +2,11 @@ import AuthenticatedRequests
 import Foundation
 
 /// The flow of a session a user signed in to earlier (in the browser, on a device, or with a
-/// refresh token), as it comes back from a ``AuthenticatedRequests/TokenStore`` in a new process:
+/// refresh token), as it comes back from a `TokenStore` in a new process:
 /// it refreshes with the refresh token grant, and cannot sign in by itself.
 ///
 /// Its ``storeKey`` is the one every user-delegated flow of the same client, endpoint and account
-/// uses (``TokenEndpoint/storeKey(account:)``), so ``OAuthAuthenticator/restore(tokenEndpoint:client:account:store:configuration:)``
+/// uses (``TokenEndpoint/storeKey(account:)``), so `OAuthAuthenticator.restore(tokenEndpoint:client:account:store:configuration:)`
 /// finds what `CodeFlowManager` or ``DeviceAuthorizationFlow`` stored.
 public struct StoredSessionFlow: OAuthFlow, CustomStringConvertible {
     /// The token endpoint and client.
@@ -23,7 +23,7 @@ public struct StoredSessionFlow: OAuthFlow, CustomStringConvertible {
     /// Client, endpoint and account: see ``TokenEndpoint/storeKey(account:)``.
     public var storeKey: String { endpoint.storeKey(account: account) }
 
-    /// Throws ``AuthenticatedRequests/AuthenticationError/Code/missingCredential``: without a
+    /// Throws `AuthenticationError.Code.missingCredential`: without a
     /// stored session, the user has to sign in.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
         throw AuthenticationError(
@@ -34,7 +34,7 @@ public struct StoredSessionFlow: OAuthFlow, CustomStringConvertible {
     }
 
     /// Refreshes with the refresh token grant; a token without a refresh token cannot be
-    /// refreshed (``AuthenticatedRequests/AuthenticationError/Code/missingCredential``).
+    /// refreshed (`AuthenticationError.Code.missingCredential`).
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
         try await endpoint.refresh(token, context: context)
     }

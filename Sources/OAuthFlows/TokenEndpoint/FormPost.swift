@@ -93,7 +93,7 @@ package enum FormPost {
         return reply
     }
 
-    /// The reply as a JSON object; an OAuth error body (any status) throws ``OAuthError``.
+    /// The reply as a JSON object; an OAuth error body (any status) throws `OAuthError`.
     package static func jsonObject(from reply: ServerReply, now: Date) throws -> [String: JSONValue] {
         let status = reply.statusCode
         let retryAfter =

@@ -8,8 +8,8 @@ import Foundation
 /// An authorization server's token endpoint (RFC 6749 §3.2) and the client that uses it.
 ///
 /// Every grant goes through ``requestToken(grantType:parameters:requestedScope:context:)``:
-/// a form `POST`, one client authentication method, and a parsed ``OAuthToken`` or a typed error
-/// (``OAuthError`` for RFC 6749 §5.2 bodies, ``TokenEndpointError`` for anything else).
+/// a form `POST`, one client authentication method, and a parsed `OAuthToken` or a typed error
+/// (`OAuthError` for RFC 6749 §5.2 bodies, ``TokenEndpointError`` for anything else).
 public struct TokenEndpoint: Sendable {
     /// The endpoint's URL.
     public let url: URL

@@ -4,7 +4,7 @@ import Foundation
 /// A reply from an authorization server endpoint that is neither a token nor an OAuth error:
 /// HTML, an empty or oversized body, JSON without `access_token`, an unexpected status.
 ///
-/// OAuth errors (RFC 6749 §5.2 bodies) are ``OAuthError`` instead.
+/// OAuth errors (RFC 6749 §5.2 bodies) are `OAuthError` instead.
 public struct TokenEndpointError: RetryAfterError, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
