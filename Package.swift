@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
+        .library(name: "PostgresTokenStore", targets: ["PostgresTokenStore"]),
     ],
     traits: [
         .trait(
@@ -20,6 +21,10 @@ let package = Package(
         .trait(
             name: "Logging",
             description: "Builds AuthenticatedRequestsLogging, which routes the authenticator's events into swift-log."
+        ),
+        .trait(
+            name: "PostgreSQL",
+            description: "Builds PostgresTokenStore, a token store on vapor/postgres-nio shared by many machines."
         ),
         .trait(
             name: "OpenAPI",
@@ -36,6 +41,8 @@ let package = Package(
         // Fetched and built only with the OpenAPI trait enabled.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // Fetched and built only with the PostgreSQL trait enabled.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.25.0"),
         // `swift package generate-documentation`; adds no code to any product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -84,6 +91,15 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
             ]
         ),
+        .target(
+            name: "PostgresTokenStore",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
+            ]
+        ),
         .executableTarget(
             name: "authreq-example",
             dependencies: ["CodeFlowOAuth"],
@@ -93,9 +109,10 @@ let package = Package(
         .target(
             name: "ReadmeSnippets",
             dependencies: [
-                "CodeFlowOAuth", "OpenAPIAuthentication",
+                "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore",
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ],
             path: "Examples/ReadmeSnippets"
         ),
@@ -110,6 +127,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "AuthenticatedRequests",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -118,7 +137,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "authreq-test-helper",
-            dependencies: ["AuthenticatedRequests", "OAuthFlows"],
+            dependencies: [
+                "AuthenticatedRequests", "OAuthFlows", "PostgresTokenStore",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+            ],
             path: "Tests/TestHelper"
         ),
         .testTarget(
@@ -151,9 +173,18 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "PostgresTokenStoreTests",
+            dependencies: [
+                "PostgresTokenStore", "OAuthFlows", "TestSupport", "authreq-test-helper",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "OpenAPIAuthentication",
+                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "OpenAPIAuthentication", "PostgresTokenStore",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),

@@ -12,9 +12,11 @@ let package = Package(
     name: "AuthenticatedRequestsBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: "..", traits: ["AsyncHTTPClient"]),
+        .package(path: "..", traits: ["AsyncHTTPClient", "PostgreSQL"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.25.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(
@@ -36,6 +38,9 @@ let package = Package(
                 .product(name: "AuthenticatedRequests", package: rootIdentity),
                 .product(name: "AsyncHTTPClientTransport", package: rootIdentity),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "PostgresTokenStore", package: rootIdentity),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/AuthBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

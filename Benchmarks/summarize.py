@@ -141,6 +141,32 @@ def main(folder):
     if calls is not None:
         row("Store calls for 10,000 requests with a valid token (max)", f"{calls:.0f}", "0", calls == 0)
 
+    # Fleet (issue 15): replicas on PostgreSQL.
+    fleet = "Fleet: expiry to 8 x 100 requests done, against one process's refresh, interleaved"
+    one = metric(results, fleet, "expiry to all requests done µs: one process")
+    many = metric(results, fleet, "expiry to all requests done µs: 8 replicas on PostgreSQL")
+    trip = metric(results, fleet, "database round trip µs")
+    fleet_refreshes = metric(results, fleet, "refreshes per expiry", "100.0")
+    if None not in (one, many, trip, fleet_refreshes):
+        row("Fleet: refreshes per expiry, 8 replicas x 100 requests (max)", f"{fleet_refreshes:.0f}", "exactly 1", fleet_refreshes == 1)
+        limit = (one + 2 * trip) * 1.10
+        row(
+            "Fleet: expiry to 800 requests done vs one process's refresh (p50)",
+            f"{many / 1000:.1f} ms vs {one / 1000:.1f} ms (round trip {trip:.0f} µs)",
+            f"<= (one process + 2 round trips) x 1.1 = {limit / 1000:.1f} ms",
+            many <= limit,
+        )
+    steady = "Fleet: 10000 requests with a valid token on a PostgresTokenStore"
+    statements = metric(results, steady, "database statements per 10000 requests", "100.0")
+    fleet_calls = metric(results, steady, "store calls per 10000 requests", "100.0")
+    if None not in (statements, fleet_calls):
+        row(
+            "Fleet: database round trips for 10,000 requests with a valid token (max)",
+            f"{statements:.0f} statements, {fleet_calls:.0f} store calls",
+            "0",
+            statements == 0 and fleet_calls == 0,
+        )
+
     # 3. Coalesced refresh.
     expired, valid = "Coalesced refresh: 10000 concurrent, expired token", "Coalesced refresh: 10000 concurrent, valid token"
     refreshes = metric(results, expired, "refreshes", "100.0")

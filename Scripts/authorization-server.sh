@@ -24,6 +24,15 @@ install_authorization_server() {
     fi
 }
 
+# Runs every registered command when the shell exits, however it exits (the servers the test
+# scripts start are stopped together).
+AUTHREQ_EXIT_COMMANDS="${AUTHREQ_EXIT_COMMANDS:-}"
+authreq_on_exit() {
+    AUTHREQ_EXIT_COMMANDS="$1; $AUTHREQ_EXIT_COMMANDS"
+    trap 'eval "$AUTHREQ_EXIT_COMMANDS"' EXIT
+    trap 'eval "$AUTHREQ_EXIT_COMMANDS"; trap - EXIT; exit 130' INT TERM
+}
+
 stop_authorization_server() {
     if [ -n "${AUTHREQ_SERVER_PID:-}" ]; then
         kill "$AUTHREQ_SERVER_PID" 2>/dev/null || true
@@ -41,8 +50,7 @@ start_authorization_server() {
     "$AUTHREQ_VENV/bin/python" "$AUTHREQ_ROOT/Tests/AuthorizationServer/server.py" "$port" \
         --access-token-lifetime "$lifetime" >"$log" 2>&1 &
     AUTHREQ_SERVER_PID=$!
-    trap stop_authorization_server EXIT
-    trap 'stop_authorization_server; exit 130' INT TERM
+    authreq_on_exit stop_authorization_server
     export AUTHREQ_TEST_SERVER="http://127.0.0.1:$port"
     local attempt
     for attempt in $(seq 1 100); do

@@ -3,16 +3,22 @@
 //
 // Usage:
 //   authreq-test-helper store-write DIRECTORY KEY BYTES FILE_SIZE_LIMIT
-//   authreq-test-helper requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]
+//   authreq-test-helper requests STORE TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]
 //       Restores the session stored for CLIENT_ID (public, or client_secret_post with
-//       CLIENT_SECRET) at TOKEN_ENDPOINT from the
-//       FileTokenStore in DIRECTORY and sends COUNT concurrent GETs to API_URL; prints one JSON
-//       line: {"successes": N, "errors": {"<description>": N}}.
+//       CLIENT_SECRET) at TOKEN_ENDPOINT from STORE, and sends COUNT concurrent GETs to API_URL;
+//       prints one JSON line: {"successes": N, "errors": {"<description>": N}}.
+//       STORE is a FileTokenStore's folder, or a postgres:// URL for a PostgresTokenStore (table
+//       AUTHREQ_HELPER_TABLE, key AUTHREQ_HELPER_TOKEN_KEY in Base64; needs the PostgreSQL trait).
 //       With AUTHREQ_HELPER_CRASH_AT set, the process kills itself with SIGKILL during its
 //       refresh: before-request, after-send, after-response or during-write.
 import AuthenticatedRequests
 import Foundation
 import OAuthFlows
+
+#if PostgreSQL
+    import PostgresNIO
+    import PostgresTokenStore
+#endif
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -63,9 +69,11 @@ struct CrashingTransport: HTTPTransport {
     }
 }
 
-/// The file store, which dies in the middle of writing the refreshed credential.
+/// The store, which dies in the middle of writing the refreshed credential: a file store after
+/// writing half a file, a database store before its (atomic) statement.
 struct CrashingStore: TokenStore {
-    let base: FileTokenStore
+    let base: any TokenStore
+    let directory: URL?
 
     func load(forKey key: String) async throws -> Data? { try await base.load(forKey: key) }
     func removeValue(forKey key: String) async throws { try await base.removeValue(forKey: key) }
@@ -73,9 +81,11 @@ struct CrashingStore: TokenStore {
 
     func save(_ data: Data, forKey key: String) async throws {
         if crashPoint == "during-write", !key.hasSuffix("#refresh-in-flight") {
-            // Half a file where the new entry was being written, then death.
-            let partial = base.directory.appendingPathComponent(".partial-\(getpid()).tmp")
-            _ = FileManager.default.createFile(atPath: partial.path, contents: data.prefix(data.count / 2))
+            if let directory {
+                // Half a file where the new entry was being written, then death.
+                let partial = directory.appendingPathComponent(".partial-\(getpid()).tmp")
+                _ = FileManager.default.createFile(atPath: partial.path, contents: data.prefix(data.count / 2))
+            }
             die()
         }
         try await base.save(data, forKey: key)
@@ -88,6 +98,32 @@ struct CrashingStore: TokenStore {
     ) async throws -> Value {
         try await base.withRefreshLock(forKey: key, timeout: timeout, body)
     }
+}
+
+/// The store a `STORE` argument names; database stores run their connection pool meanwhile.
+func withStore<Value>(_ location: String, _ body: (CrashingStore) async throws -> Value) async throws -> Value {
+    if location.hasPrefix("postgres://") {
+        #if PostgreSQL
+            guard let url = URL(string: location),
+                let table = ProcessInfo.processInfo.environment["AUTHREQ_HELPER_TABLE"],
+                let key = ProcessInfo.processInfo.environment["AUTHREQ_HELPER_TOKEN_KEY"]
+            else { fail("a postgres:// store needs AUTHREQ_HELPER_TABLE and AUTHREQ_HELPER_TOKEN_KEY") }
+            let client = PostgresClient(
+                configuration: .init(
+                    host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
+                    password: nil, database: String(url.path.dropFirst()), tls: .disable))
+            let store = try PostgresTokenStore(
+                client: client, key: TokenEncryptionKey(id: "test", base64: key),
+                configuration: .init(tableName: table))
+            let runner = Task { await client.run() }
+            defer { runner.cancel() }
+            return try await body(CrashingStore(base: store, directory: nil))
+        #else
+            fail("this helper was built without the PostgreSQL trait")
+        #endif
+    }
+    let directory = URL(fileURLWithPath: location)
+    return try await body(CrashingStore(base: FileTokenStore(directory: directory), directory: directory))
 }
 
 struct Get: AuthenticatedResource {
@@ -123,38 +159,39 @@ case "requests":
     let values = Array(arguments.dropFirst())
     guard values.count == 5 || values.count == 6, let tokenEndpoint = URL(string: values[1]),
         let api = URL(string: values[3]), let count = Int(values[4])
-    else { fail("usage: requests DIRECTORY TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]") }
+    else { fail("usage: requests STORE TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]") }
     let client: ClientAuthentication =
         values.count == 6 ? .clientSecretPost(id: values[2], secret: values[5]) : .none(id: values[2])
-    let store = CrashingStore(base: FileTokenStore(directory: URL(fileURLWithPath: values[0])))
-    let restored = try await OAuthAuthenticator.restore(
-        tokenEndpoint: tokenEndpoint,
-        client: client,
-        store: store,
-        configuration: .init(tokenTransport: CrashingTransport(), storeLockTimeout: 30)
-    )
-    guard let authenticator = restored else {
-        print(#"{"successes":0,"errors":{"no session":\#(count)}}"#)
-        exit(0)
-    }
-    let outcomes = await withTaskGroup(of: String?.self) { group in
-        for _ in 0..<count {
-            group.addTask {
-                do {
-                    _ = try await Get(authenticator: authenticator, url: api).request()
-                    return nil
-                } catch let error as AuthenticationError {
-                    return "\(error.code)"
-                } catch let error as ResourceError {
-                    return "status \(error.statusCode ?? 0)"
-                } catch {
-                    return "\(type(of: error))"
+    let outcomes = try await withStore(values[0]) { store in
+        let restored = try await OAuthAuthenticator.restore(
+            tokenEndpoint: tokenEndpoint,
+            client: client,
+            store: store,
+            configuration: .init(tokenTransport: CrashingTransport(), storeLockTimeout: 30)
+        )
+        guard let authenticator = restored else {
+            print(#"{"successes":0,"errors":{"no session":\#(count)}}"#)
+            exit(0)
+        }
+        return await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do {
+                        _ = try await Get(authenticator: authenticator, url: api).request()
+                        return nil
+                    } catch let error as AuthenticationError {
+                        return "\(error.code)"
+                    } catch let error as ResourceError {
+                        return "status \(error.statusCode ?? 0)"
+                    } catch {
+                        return "\(type(of: error))"
+                    }
                 }
             }
+            var outcomes: [String?] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
         }
-        var outcomes: [String?] = []
-        for await outcome in group { outcomes.append(outcome) }
-        return outcomes
     }
     var errors: [String: Int] = [:]
     for case let error? in outcomes { errors[error, default: 0] += 1 }

@@ -28,12 +28,19 @@ package enum TestHelperProcess {
     /// Runs the helper with `arguments` (and extra `environment`) and waits for it without
     /// blocking a thread.
     package static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
+        try await run(executable, arguments, environment: environment)
+    }
+
+    /// Runs `program` with `arguments` and waits for it without blocking a thread.
+    package static func run(_ program: URL, _ arguments: [String], environment: [String: String] = [:])
+        async throws -> Outcome
+    {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("helper-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = program
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = handle

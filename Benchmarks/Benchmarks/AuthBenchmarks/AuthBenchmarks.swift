@@ -19,6 +19,7 @@ let perTask = 10
 let benchmarks: @Sendable () -> Void = {
     parsingBenchmarks()
     sessionBenchmarks()
+    fleetBenchmarks()
     let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
 
     // 1. Overhead: the same in-memory request with and without authentication.

@@ -81,6 +81,11 @@ public struct TokenStoreError: Error, CustomStringConvertible {
         /// The store's location is not safe for secrets (a folder of another user, or not a
         /// folder); nothing was written.
         public static let insecureLocation = Code("insecure location")
+        /// The entry exists but cannot be decrypted with the store's keys: a wrong key, or one
+        /// that was removed before the entry was re-encrypted. It was left untouched.
+        public static let undecryptable = Code("undecryptable entry")
+        /// The store (a database) could not be reached in time; nothing was read or written.
+        public static let unavailable = Code("store unavailable")
         /// The code's name.
         public var description: String { name }
     }
@@ -89,7 +94,7 @@ public struct TokenStoreError: Error, CustomStringConvertible {
     public let code: Code
     /// The entry's key.
     public let key: String
-    /// The file, for a ``FileTokenStore``.
+    /// The file, for a ``FileTokenStore``; the table, for a database store.
     public let path: String?
     /// The error behind this one (a POSIX or decoding error).
     public let underlyingError: (any Error)?

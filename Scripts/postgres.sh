@@ -1,0 +1,120 @@
+# Starts a PostgreSQL server for the tests, from Debian's packages, on a free loopback port with
+# its data folder inside the build folder (.build/postgres), and stops it when the shell exits.
+# Source this file (after authorization-server.sh), then call: start_postgres
+# It starts two servers and exports their postgres:// URLs: AUTHREQ_TEST_POSTGRES, which every
+# test shares, and AUTHREQ_TEST_POSTGRES_FAULTS, which the fault tests stop, start and cut
+# connections of (`bash "$AUTHREQ_TEST_POSTGRES_CONTROL" faults stop|start` brings it down and back
+# on the same port) without disturbing the others.
+#
+# On a machine without the server it installs Debian's `postgresql` package (as root), and as
+# root it runs the server as the `postgres` user that package creates (PostgreSQL refuses root).
+
+AUTHREQ_ROOT="${AUTHREQ_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+AUTHREQ_PG_BASE="$AUTHREQ_ROOT/.build/postgres"
+
+postgres_bin() {
+    local bin
+    bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+    [ -n "$bin" ] && [ -x "$bin/initdb" ] && echo "$bin"
+}
+
+install_postgres() {
+    if ! postgres_bin >/dev/null; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "Installing PostgreSQL from Debian's packages (postgresql)" >&2
+            apt-get update -qq >&2 || return 1
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || return 1
+        else
+            echo "error: the tests need a PostgreSQL server: apt-get install postgresql" >&2
+            return 1
+        fi
+    fi
+    AUTHREQ_PG_BIN="$(postgres_bin)"
+}
+
+# Runs a PostgreSQL program as the user that owns the data folder.
+as_postgres_owner() {
+    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# postgres_ctl NAME start|stop
+postgres_ctl() {
+    local bin port dir="$AUTHREQ_PG_BASE/$1"
+    bin="$(postgres_bin)"
+    port="$(cat "$dir/port")"
+    case "$2" in
+        start)
+            as_postgres_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+                -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=300 \
+                    -c shared_preload_libraries=pg_stat_statements" \
+                start >/dev/null
+            ;;
+        stop)
+            as_postgres_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+            ;;
+        *)
+            echo "usage: postgres.sh NAME start|stop" >&2
+            return 2
+            ;;
+    esac
+}
+
+stop_postgres() {
+    local dir
+    for dir in "$AUTHREQ_PG_BASE"/*/; do
+        if [ -f "$dir/data/postmaster.pid" ]; then
+            as_postgres_owner "$(postgres_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+        fi
+    done
+}
+
+# create_postgres NAME: a new cluster in .build/postgres/NAME with a database authreq_test; prints
+# its URL.
+create_postgres() {
+    local dir="$AUTHREQ_PG_BASE/$1" port
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
+    if ! as_postgres_owner "$AUTHREQ_PG_BIN/initdb" -D "$dir/data" -U authreq -A trust -E UTF8 \
+        --no-sync >"$dir/initdb.log" 2>&1; then
+        echo "error: initdb failed; its log:" >&2
+        cat "$dir/initdb.log" >&2
+        return 1
+    fi
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' \
+        >"$dir/port"
+    if ! postgres_ctl "$1" start; then
+        echo "error: PostgreSQL did not start; its log:" >&2
+        cat "$dir/server.log" >&2
+        return 1
+    fi
+    port="$(cat "$dir/port")"
+    "$AUTHREQ_PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U authreq authreq_test || return 1
+    "$AUTHREQ_PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U authreq -d authreq_test \
+        -c "CREATE EXTENSION pg_stat_statements" >/dev/null || return 1
+    echo "postgres://authreq@127.0.0.1:$port/authreq_test"
+}
+
+start_postgres() {
+    install_postgres || return 1
+    stop_postgres
+    rm -rf "$AUTHREQ_PG_BASE"
+    mkdir -p "$AUTHREQ_PG_BASE"
+    authreq_on_exit stop_postgres
+    AUTHREQ_TEST_POSTGRES="$(create_postgres shared)" || return 1
+    AUTHREQ_TEST_POSTGRES_FAULTS="$(create_postgres faults)" || return 1
+    export AUTHREQ_TEST_POSTGRES AUTHREQ_TEST_POSTGRES_FAULTS
+    export AUTHREQ_TEST_POSTGRES_CONTROL="$AUTHREQ_ROOT/Scripts/postgres.sh"
+    echo "Test PostgreSQL ($("$AUTHREQ_PG_BIN/postgres" --version)): $AUTHREQ_TEST_POSTGRES and $AUTHREQ_TEST_POSTGRES_FAULTS" >&2
+}
+
+# Run as a program: start or stop the server that start_postgres set up.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    set -euo pipefail
+    # The server outlives this script: it must not inherit the caller's descriptors (Foundation's
+    # Process learns that its child ended when the last copy of one of them closes).
+    for descriptor in /proc/$$/fd/*; do
+        number="${descriptor##*/}"
+        if [ "$number" -gt 2 ] 2>/dev/null; then eval "exec $number>&-" 2>/dev/null || true; fi
+    done
+    postgres_ctl "$1" "$2"
+fi

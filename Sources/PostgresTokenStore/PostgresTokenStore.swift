@@ -1,0 +1,266 @@
+#if PostgreSQL
+    import AuthenticatedRequests
+    import Crypto
+    import Foundation
+    import Logging
+    import PostgresNIO
+
+    /// A `TokenStore` on PostgreSQL, shared by every replica of a service:
+    /// one replica refreshes a grant while the others wait and then use its result.
+    ///
+    /// ```swift
+    /// let store = try PostgresTokenStore(
+    ///     client: postgres,  // a PostgresClient your service runs
+    ///     key: TokenEncryptionKey(id: "2026-11", base64: secrets.tokenKey))
+    /// try await store.migrate()  // once at start-up; or apply schemaSQL yourself
+    /// let authenticator = OAuthAuthenticator(flow: flow, store: store)
+    /// ```
+    ///
+    /// - **Steady state costs nothing.** A request with a valid token in memory does not touch
+    ///   the database. Replicas learn of a new token when they need one (expiry, a 401).
+    /// - **One refresh per grant.** A refresh holds a PostgreSQL session-level advisory lock for
+    ///   the entry: no transaction is open while the authorization server is called, so readers
+    ///   are never blocked, and the server releases the lock at once when the holder's connection
+    ///   closes or its process dies. The engine re-reads the entry under the lock, adopts a token
+    ///   another replica stored, and writes its own result only over the token it refreshed from.
+    /// - **Sealed at rest.** Entries are sealed with AES-256-GCM under ``TokenEncryptionKey``,
+    ///   bound to their table and key; the table holds no plaintext token. A wrong key is
+    ///   `TokenStoreError.Code.undecryptable`, never garbage.
+    /// - **Database down.** Requests with a valid token go on. A refresh fails after
+    ///   ``Configuration/operationTimeout`` with `TokenStoreError.Code.unavailable`
+    ///   rather than refreshing uncoordinated, which would break refresh token rotation; opt in
+    ///   to ``UnavailablePolicy/refreshUncoordinated`` for grants without rotation.
+    ///
+    /// Enable the package trait `PostgreSQL` to build it.
+    public struct PostgresTokenStore: TokenStore {
+        /// Settings of the store.
+        public struct Configuration: Sendable {
+            /// The table of entries; letters, digits and `_`, starting with a letter or `_`.
+            public var tableName: String
+            /// The longest wait for a connection or a statement, in seconds (the refresh lock's wait
+            /// is bounded by the authenticator's `storeLockTimeout` instead).
+            public var operationTimeout: TimeInterval
+            /// What a refresh does when the database cannot be reached.
+            public var whenUnavailable: UnavailablePolicy
+            /// Where PostgresNIO's own diagnostics go; nowhere by default.
+            public var logger: Logger
+
+            /// Creates settings.
+            /// - Parameters:
+            ///   - tableName: The table of entries; `authreq_tokens` by default.
+            ///   - operationTimeout: The longest wait for a connection or a statement, in seconds.
+            ///   - whenUnavailable: What a refresh does when the database cannot be reached.
+            ///   - logger: Where PostgresNIO's diagnostics go.
+            public init(
+                tableName: String = "authreq_tokens",
+                operationTimeout: TimeInterval = 5,
+                whenUnavailable: UnavailablePolicy = .failRefresh,
+                logger: Logger = Logger(label: "authreq.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+            ) {
+                self.tableName = tableName
+                self.operationTimeout = operationTimeout
+                self.whenUnavailable = whenUnavailable
+                self.logger = logger
+            }
+        }
+
+        /// What a refresh does when the database cannot be reached.
+        public struct UnavailablePolicy: Hashable, Sendable {
+            private let name: String
+            /// Fail the refresh with `TokenStoreError.Code.unavailable`;
+            /// the credential is kept. Right for every grant with refresh token rotation.
+            public static let failRefresh = UnavailablePolicy(name: "failRefresh")
+            /// Refresh without the lock and keep the result in memory only. Only for grants whose
+            /// refresh can safely run on several replicas at once (client credentials, refresh
+            /// tokens that do not rotate).
+            public static let refreshUncoordinated = UnavailablePolicy(name: "refreshUncoordinated")
+        }
+
+        /// The connection pool; the application runs it (`client.run()`).
+        public let client: PostgresClient
+        /// The key that seals new entries.
+        public let key: TokenEncryptionKey
+        /// Older keys that still open entries they sealed, during a rotation.
+        public let previousKeys: [TokenEncryptionKey]
+        /// The store's settings.
+        public let configuration: Configuration
+
+        /// Creates a store.
+        /// - Parameters:
+        ///   - client: The connection pool; the application runs it.
+        ///   - key: The key that seals new entries.
+        ///   - previousKeys: Keys that sealed existing entries, during a rotation.
+        ///   - configuration: The table, timeouts and the policy when the database is unavailable.
+        /// - Throws: ``TokenEncryptionKeyError`` when two keys share an id; `TokenStoreError`
+        ///   `.ioFailed` for an invalid table name.
+        public init(
+            client: PostgresClient,
+            key: TokenEncryptionKey,
+            previousKeys: [TokenEncryptionKey] = [],
+            configuration: Configuration = Configuration()
+        ) throws {
+            let ids = [key.id] + previousKeys.map(\.id)
+            guard Set(ids).count == ids.count else {
+                throw TokenEncryptionKeyError(message: "Two keys share an id; each key needs its own.")
+            }
+            try Schema.validate(tableName: configuration.tableName)
+            self.client = client
+            self.key = key
+            self.previousKeys = previousKeys
+            self.configuration = configuration
+        }
+
+        var table: String { configuration.tableName }
+        var logger: Logger { configuration.logger }
+
+        // MARK: - TokenStore
+
+        /// `true`: replicas on other machines share the entries.
+        public var coordinatesProcesses: Bool { true }
+
+        /// The entry for `key`, opened; `nil` when there is none.
+        public func load(forKey key: String) async throws -> Data? {
+            if Self.isUncoordinated { return nil }
+            let row = try await database(key) { () -> (String, Data)? in
+                let rows = try await client.query(
+                    "SELECT key_id, sealed FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger)
+                for try await row in rows.decode((String, Data).self) { return row }
+                return nil
+            }
+            guard let (keyID, sealed) = row else { return nil }
+            return try open(sealed, keyID: keyID, forKey: key)
+        }
+
+        /// Seals `data` with ``key`` and writes it in one statement (never a torn entry).
+        public func save(_ data: Data, forKey key: String) async throws {
+            if Self.isUncoordinated { return }
+            let sealed = try seal(data, forKey: key)
+            let keyID = self.key.id
+            try await database(key) {
+                try await client.query(
+                    """
+                    INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
+                    VALUES (\(key), \(keyID), \(sealed), now())
+                    ON CONFLICT (store_key) DO UPDATE
+                    SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
+                    """,
+                    logger: logger
+                ).drain()
+            }
+        }
+
+        /// Removes the entry for `key`.
+        public func removeValue(forKey key: String) async throws {
+            if Self.isUncoordinated { return }
+            try await database(key) {
+                try await client.query("DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger)
+                    .drain()
+            }
+        }
+
+        // MARK: - Sealing
+
+        /// The table and entry key that a sealed entry is bound to.
+        private func sealingContext(forKey key: String) -> Data {
+            Data("authreq-token-store\u{0}\(table)\u{0}\(key)".utf8)
+        }
+
+        func seal(_ data: Data, forKey key: String) throws -> Data {
+            do {
+                return try self.key.seal(data, context: sealingContext(forKey: key))
+            } catch {
+                throw TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)
+            }
+        }
+
+        func open(_ sealed: Data, keyID: String, forKey key: String) throws -> Data {
+            guard let sealer = ([self.key] + previousKeys).first(where: { $0.id == keyID }) else {
+                throw TokenStoreError(
+                    code: .undecryptable, key: key, path: table,
+                    underlyingError: TokenEncryptionKeyError(
+                        message: "The entry was sealed with key '\(keyID)', which is not configured "
+                            + "(keys: \(([self.key] + previousKeys).map(\.id).joined(separator: ", ")))."))
+            }
+            guard let plaintext = sealer.open(sealed, context: sealingContext(forKey: key)) else {
+                throw TokenStoreError(
+                    code: .undecryptable, key: key, path: table,
+                    underlyingError: TokenEncryptionKeyError(
+                        message: "Key '\(keyID)' does not open the entry: a different key under the same id, "
+                            + "or an entry that was altered or moved."))
+            }
+            return plaintext
+        }
+
+        // MARK: - Database calls
+
+        /// Runs `operation` within ``Configuration/operationTimeout``, turning failures into
+        /// `TokenStoreError`s: `.unavailable` when the database cannot be reached, `.ioFailed`
+        /// with the server's message otherwise.
+        @discardableResult
+        func database<Value: Sendable>(
+            _ key: String,
+            _ operation: @escaping @Sendable () async throws -> Value
+        ) async throws -> Value {
+            do {
+                return try await Bounded.run(within: configuration.operationTimeout, operation)
+            } catch let error as TokenStoreError {
+                throw error
+            } catch {
+                throw storeError(error, key: key)
+            }
+        }
+
+        func storeError(_ error: any Error, key: String) -> TokenStoreError {
+            if let error = error as? TokenStoreError { return error }
+            if let error = error as? PSQLError, error.code == .server {
+                return TokenStoreError(
+                    code: .ioFailed, key: key, path: table,
+                    underlyingError: DatabaseError(
+                        sqlState: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message] ?? ""))
+            }
+            if error is CancellationError {
+                return TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)
+            }
+            return TokenStoreError(code: .unavailable, key: key, path: table, underlyingError: DatabaseError(error))
+        }
+
+        /// Set while a refresh runs without the lock because the database is unavailable
+        /// (``UnavailablePolicy/refreshUncoordinated``): reads find nothing, writes are skipped.
+        @TaskLocal static var isUncoordinated = false
+    }
+
+    extension PostgresRowSequence {
+        /// Reads the rest of the reply: PostgreSQL reports a statement's failure (a lock timeout, a
+        /// constraint) after its row description, so a reply that is not read hides its error.
+        func drain() async throws {
+            for try await _ in self {}
+        }
+    }
+
+    /// A database failure, described without the query's values.
+    public struct DatabaseError: Error, CustomStringConvertible {
+        /// The SQLSTATE code, when the server answered (`55P03`: lock not available).
+        public let sqlState: String
+        /// The server's message, or what went wrong on the way to it.
+        public let message: String
+
+        init(sqlState: String, message: String) {
+            self.sqlState = sqlState
+            self.message = message
+        }
+
+        init(_ error: any Error) {
+            self.sqlState = ""
+            if let error = error as? PSQLError {
+                self.message = "PostgreSQL connection: \(error.code)"
+            } else if error is Bounded.TimedOut {
+                self.message = "no answer in time"
+            } else {
+                self.message = String(describing: error)
+            }
+        }
+
+        /// `SQLSTATE message`.
+        public var description: String { sqlState.isEmpty ? message : "\(sqlState) \(message)" }
+    }
+#endif

@@ -1,0 +1,116 @@
+#if PostgreSQL
+    import AuthenticatedRequests
+    import Foundation
+    import OAuthFlows
+    import PostgresNIO
+    @testable import PostgresTokenStore
+    import TestSupport
+    import Testing
+
+    private typealias Server = TestAuthorizationServer
+    private typealias Database = PostgresTestDatabase
+
+    /// Issue 15 end to end: real processes (`authreq-test-helper`) that share one grant through a
+    /// `PostgresTokenStore`, against the real Authlib server with refresh token rotation and reuse
+    /// detection (a rotated-out refresh token revokes the whole grant).
+    @Suite(
+        .enabled(if: Server.isConfigured, Server.notRunReason),
+        .enabled(if: Database.isConfigured, Comment(rawValue: Database.notRunReason)))
+    struct PostgresFleetEndToEndTests {
+        let table = Database.uniqueTableName("fleet")
+        let key: TokenEncryptionKey
+
+        init() throws {
+            key = try TokenEncryptionKey.random(id: "test")
+        }
+
+        func withStore<Value: Sendable>(_ body: @Sendable (PostgresTokenStore, PostgresClient) async throws -> Value)
+            async throws -> Value
+        {
+            let url = try #require(Database.shared)
+            return try await Database.withClient(url) { client in
+                let store = try PostgresTokenStore(
+                    client: client, key: key,
+                    configuration: .init(tableName: table, operationTimeout: Database.operationTimeout))
+                try await store.migrate()
+                return try await body(store, client)
+            }
+        }
+
+        func storeKey(_ client: TestAuthorizationServer.Client) throws -> String {
+            StoredSessionFlow(tokenEndpoint: try Server.tokenEndpoint, client: client.publicClient).storeKey
+        }
+
+        /// Signs in with the browser flow into the database, then makes the stored access token look
+        /// expired, as time would (tokens live 60 s here, so a busy machine never sees one expire
+        /// in the middle of a test).
+        func signInAndExpire(_ client: TestAuthorizationServer.Client) async throws {
+            let key = try storeKey(client)
+            try await withStore { store, _ in
+                _ = try await Server.signIn(client, into: OAuthAuthenticator(store: store))
+                var token = try JSONDecoder().decode(
+                    OAuthToken.self, from: try #require(try await store.load(forKey: key)))
+                token.expiresAt = Date().addingTimeInterval(-1)
+                token.issuedAt = Date().addingTimeInterval(-61)
+                try await store.save(try JSONEncoder().encode(token), forKey: key)
+            }
+        }
+
+        /// One replica: a process that restores the session from the database and sends `count`
+        /// concurrent requests to /api/me.
+        func replica(_ client: TestAuthorizationServer.Client, count: Int, crashAt: String? = nil) async throws
+            -> TestHelperProcess.Outcome
+        {
+            var environment = ["AUTHREQ_HELPER_TABLE": table, "AUTHREQ_HELPER_TOKEN_KEY": key.base64]
+            if let crashAt { environment["AUTHREQ_HELPER_CRASH_AT"] = crashAt }
+            return try await TestHelperProcess.run(
+                [
+                    "requests", try #require(Database.shared).absoluteString, try Server.tokenEndpoint.absoluteString,
+                    client.id, try Server.base.appendingPathComponent("api/me").absoluteString, "\(count)",
+                ],
+                environment: environment)
+        }
+
+        @Test func eightProcessesTimesAHundredRequestsOnOneExpiredGrantRefreshOnce() async throws {
+            let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
+            try await signInAndExpire(client)
+            let outcomes = try await withThrowingTaskGroup(of: TestHelperProcess.Outcome.self) { group in
+                for _ in 0..<8 { group.addTask { try await replica(client, count: 100) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let successes = outcomes.map { $0.json?["successes"] as? Int ?? 0 }.reduce(0, +)
+            #expect(successes == 800, "\(outcomes.map(\.output))")
+            let counts = try await Server.tokenRequests(client)
+            #expect(counts["refresh_token"] == 1, "exactly one token request: \(counts)")
+            #expect(counts["invalid_grant"] == nil && counts["reuse_detected"] == nil, "\(counts)")
+        }
+
+        @Test(arguments: ["before-request", "after-send", "after-response", "during-write"])
+        func aReplicaKilledInItsRefreshFreesTheLockAndNeverSignsTheOthersOut(crashAt: String) async throws {
+            let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
+            try await signInAndExpire(client)
+            let killed = try await replica(client, count: 5, crashAt: crashAt)
+            #expect(killed.wasKilled, "\(killed.output)")
+            let key = try storeKey(client)
+            try await withStore { store, database in
+                // The server ends the dead process's session as soon as its socket closes.
+                let lockID = PostgresTokenStore.lockID(table: table, key: key)
+                var held = try await Database.advisoryLocksHeld(lockID, on: database)
+                for _ in 0..<40 where held > 0 {
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                    held = try await Database.advisoryLocksHeld(lockID, on: database)
+                }
+                #expect(held == 0, "the lock is free once its holder's session is gone")
+
+                let next = try await replica(client, count: 20)
+                let successes = next.json?["successes"] as? Int ?? -1
+                let errors = next.json?["errors"] as? [String: Int] ?? [:]
+                #expect(successes == 20 || errors == ["refresh outcome unknown": 20], "\(next.output)")
+                #expect(try await store.load(forKey: key) != nil, "never a silent sign-out")
+                let counts = try await Server.tokenRequests(client)
+                #expect(counts["reuse_detected"] == nil, "no rotated-out refresh token was sent: \(counts)")
+                #expect((counts["refresh_token"] ?? 0) <= 1)
+            }
+        }
+    }
+#endif

@@ -1,0 +1,155 @@
+#if PostgreSQL
+    import AuthenticatedRequests
+    import Foundation
+    import PostgresNIO
+    @testable import PostgresTokenStore
+    import Testing
+    import TestSupport
+
+    private typealias Database = PostgresTestDatabase
+
+    /// The database goes away and comes back, and connections are cut, on the `faults` server,
+    /// which no other suite uses; one test at a time, since each stops the whole server.
+    @Suite(.serialized, .enabled(if: Database.isConfigured, Comment(rawValue: Database.notRunReason)))
+    struct PostgresFaultTests {
+        let table = Database.uniqueTableName()
+        let key: TokenEncryptionKey
+        let clock = TestClock(Date())
+        let flow = FakeFlow()
+
+        init() throws {
+            key = try TokenEncryptionKey.random(id: "k1")
+        }
+
+        func store(_ client: PostgresClient, whenUnavailable: PostgresTokenStore.UnavailablePolicy = .failRefresh)
+            throws -> PostgresTokenStore
+        {
+            try PostgresTokenStore(
+                client: client, key: key,
+                configuration: .init(tableName: table, operationTimeout: 5, whenUnavailable: whenUnavailable))
+        }
+
+        /// A token valid for an hour by `clock`, stored, and an authenticator that has it in memory.
+        func signedIn(_ store: PostgresTokenStore) async throws -> OAuthAuthenticator {
+            // Set up with a patient timeout: a busy machine may take seconds for a first connection.
+            try await PostgresTokenStore(
+                client: store.client, key: key,
+                configuration: .init(tableName: table, operationTimeout: Database.operationTimeout)
+            ).migrate()
+            let token = OAuthToken(
+                accessToken: "access-0", expiresAt: clock.now.addingTimeInterval(3600), refreshToken: "refresh-0",
+                issuedAt: clock.now)
+            try await store.save(try JSONEncoder().encode(token), forKey: flow.storeKey)
+            let authenticator = OAuthAuthenticator(flow: flow, store: store, configuration: .init(clock: clock))
+            #expect(try await authenticator.validCredential().accessToken == "access-0")
+            return authenticator
+        }
+
+        /// Runs `body` with the `faults` server stopped, and starts it again however `body` ends.
+        func whileTheServerIsStopped(_ body: () async throws -> Void) async throws {
+            try await Database.controlFaultsServer("stop")
+            do {
+                try await body()
+            } catch {
+                try await Database.controlFaultsServer("start")
+                throw error
+            }
+            try await Database.controlFaultsServer("start")
+        }
+
+        func stored(_ store: PostgresTokenStore) async throws -> String? {
+            try await store.load(forKey: flow.storeKey).map {
+                try JSONDecoder().decode(OAuthToken.self, from: $0).accessToken
+            }
+        }
+
+        @Test func withTheDatabaseDownValidTokensKeepWorkingAndRefreshesWaitForItsReturn() async throws {
+            let url = try #require(Database.faults)
+            try await Database.withClient(url) { client in
+                let store = try store(client)
+                let authenticator = try await signedIn(store)
+                try await whileTheServerIsStopped {
+                    for _ in 0..<100 {
+                        let token = try await authenticator.validCredential()
+                        #expect(token.accessToken == "access-0")
+                    }
+
+                    clock.advance(by: 3600)  // expired: a refresh needs the lock, and the database is away
+                    let error = await #expect(throws: AuthenticationError.self) {
+                        try await authenticator.validCredential()
+                    }
+                    #expect(error?.code == .refreshFailed)
+                    #expect((error?.underlyingError as? TokenStoreError)?.code == .unavailable)
+                    #expect(flow.refreshCalls == 0, "no uncoordinated refresh: it could break rotation")
+                    let kept = try await authenticator.currentCredential()
+                    #expect(kept?.accessToken == "access-0", "the credential is kept")
+                }
+                // The refresh limit's backoff after a failure is on the injected clock.
+                clock.advance(by: 60)
+                #expect(try await authenticator.validCredential().accessToken == "access-1")
+                #expect(flow.refreshCalls == 1)
+                #expect(try await stored(store) == "access-1", "coordinated again: the result is in the database")
+            }
+        }
+
+        @Test func grantsWithoutRotationMayOptInToRefreshWhileTheDatabaseIsDown() async throws {
+            let url = try #require(Database.faults)
+            try await Database.withClient(url) { client in
+                let store = try store(client, whenUnavailable: .refreshUncoordinated)
+                let authenticator = try await signedIn(store)
+                try await whileTheServerIsStopped {
+                    clock.advance(by: 3600)
+                    let refreshed = try await authenticator.validCredential()
+                    #expect(refreshed.accessToken == "access-1")
+                    #expect(flow.refreshCalls == 1)
+                }
+                #expect(try await stored(store) == "access-0", "kept in memory only while uncoordinated")
+            }
+        }
+
+        /// Every other backend is killed again and again while entries are written: each entry
+        /// is then one whole write (the last that succeeded, or one whose answer was lost), and
+        /// it opens.
+        @Test func connectionsCutMidWriteLeaveNoTornOrLostEntry() async throws {
+            let url = try #require(Database.faults)
+            try await Database.withClient(url) { client in
+                let store = try store(client)
+                try await store.migrate()
+                try await store.save(Data("write 0".utf8), forKey: "entry")
+                let cutting = Task {
+                    try await Database.withClient(url) { killer in
+                        while !Task.isCancelled {
+                            try? await killer.query(
+                                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                                logger: Database.logger
+                            ).drain()
+                            try? await Task.sleep(nanoseconds: 2_000_000)
+                        }
+                    }
+                }
+                var lastSaved = 0
+                var failures = 0
+                for index in 1...200 {
+                    do {
+                        try await store.save(Data("write \(index)".utf8), forKey: "entry")
+                        lastSaved = index
+                    } catch let error as TokenStoreError {
+                        #expect([.unavailable, .ioFailed].contains(error.code))
+                        failures += 1
+                    }
+                }
+                cutting.cancel()
+                _ = try? await cutting.value
+                #expect(failures > 0, "connections were cut during the writes")
+                // The pool reconnects; the entry is whole.
+                var text: String?
+                for _ in 0..<50 where text == nil {
+                    text = try? await store.load(forKey: "entry").map { String(decoding: $0, as: UTF8.self) }
+                }
+                let written = try #require(text.flatMap { Int($0.dropFirst("write ".count)) })
+                #expect(written >= lastSaved, "no acknowledged write is lost (last acknowledged: \(lastSaved))")
+                #expect(written <= 200)
+            }
+        }
+    }
+#endif

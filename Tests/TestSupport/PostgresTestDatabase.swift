@@ -1,0 +1,99 @@
+#if PostgreSQL
+    import Foundation
+    import Logging
+    import PostgresNIO
+
+    /// The PostgreSQL servers that `Scripts/test` starts (`Scripts/postgres.sh`): `shared`, which
+    /// every test uses with a table of its own, and `faults`, which fault tests stop, start and cut.
+    package enum PostgresTestDatabase {
+        package static let environment = ProcessInfo.processInfo.environment
+        package static let shared = environment["AUTHREQ_TEST_POSTGRES"].flatMap(URL.init(string:))
+        package static let faults = environment["AUTHREQ_TEST_POSTGRES_FAULTS"].flatMap(URL.init(string:))
+        package static let isConfigured = shared != nil && faults != nil
+        package static let notRunReason =
+            "AUTHREQ_TEST_POSTGRES is not set, so the PostgreSQL tests were NOT run. Run Scripts/test to run them."
+
+        /// The stores' bound on a connection or statement in tests that are not about it: all
+        /// suites run at once on two cores, and a first connection can take seconds then.
+        package static let operationTimeout: TimeInterval = 30
+
+        /// A client for `url` (`postgres://user@host:port/database`), not yet running.
+        package static func client(_ url: URL, maximumConnections: Int = 20) -> PostgresClient {
+            var options = PostgresClient.Configuration.Options()
+            options.maximumConnections = maximumConnections
+            options.connectTimeout = .seconds(2)
+            let configuration = PostgresClient.Configuration(
+                host: url.host ?? "127.0.0.1",
+                port: url.port ?? 5432,
+                username: url.user ?? "authreq",
+                password: nil,
+                database: String(url.path.dropFirst()),
+                tls: .disable
+            )
+            var withOptions = configuration
+            withOptions.options = options
+            return PostgresClient(configuration: withOptions)
+        }
+
+        /// Runs `body` with a running client for `url`, and stops the client afterwards.
+        package static func withClient<Value: Sendable>(
+            _ url: URL,
+            maximumConnections: Int = 20,
+            _ body: @Sendable (PostgresClient) async throws -> Value
+        ) async throws -> Value {
+            let client = client(url, maximumConnections: maximumConnections)
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                defer { group.cancelAll() }
+                return try await body(client)
+            }
+        }
+
+        /// A table name no other test uses.
+        package static func uniqueTableName(_ prefix: String = "tokens") -> String {
+            "\(prefix)_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        }
+
+        package static let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+        /// How many statements naming `table` the server has run (pg_stat_statements): every round
+        /// trip of the store names its table.
+        package static func statements(naming table: String, on client: PostgresClient) async throws -> Int {
+            let pattern = "%\(table)%"
+            let rows = try await client.query(
+                "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements WHERE query LIKE \(pattern) AND query NOT LIKE '%pg_stat_statements%'",
+                logger: logger)
+            for try await count in rows.decode(Int.self) { return count }
+            return 0
+        }
+
+        /// How many sessions hold the advisory lock `lockID` right now.
+        package static func advisoryLocksHeld(_ lockID: Int64, on client: PostgresClient) async throws -> Int {
+            let rows = try await client.query(
+                """
+                SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                AND ((classid::bigint << 32) | objid::bigint) = \(lockID)
+                """,
+                logger: logger)
+            for try await count in rows.decode(Int.self) { return count }
+            return 0
+        }
+
+        /// Stops or starts the `faults` server (`Scripts/postgres.sh faults stop|start`).
+        package static func controlFaultsServer(_ action: String) async throws {
+            guard let script = environment["AUTHREQ_TEST_POSTGRES_CONTROL"] else {
+                throw ControlError(message: "AUTHREQ_TEST_POSTGRES_CONTROL is not set")
+            }
+            let outcome = try await TestHelperProcess.run(
+                URL(fileURLWithPath: "/bin/bash"), [script, "faults", action])
+            guard outcome.status == 0, !outcome.wasKilled else {
+                throw ControlError(message: "postgres.sh faults \(action) exited with \(outcome.status)")
+            }
+        }
+
+        package struct ControlError: Error, CustomStringConvertible {
+            package let message: String
+            package var description: String { message }
+        }
+    }
+#endif
