@@ -143,7 +143,10 @@ def main(folder):
 
     # Fleet (issue 15): replicas on PostgreSQL.
     fleet = "Fleet: expiry to 8 x 100 requests done, against one process's refresh, interleaved"
-    one = metric(results, fleet, "expiry to all requests done µs: one process")
+    one = metric(results, fleet, "expiry to all requests done µs: one process, 800 requests")
+    one_replica = next(
+        (v["scorePercentiles"]["50.0"] for n, v in results.get(fleet, {}).items()
+         if n.lower().endswith("one process")), None)
     many = metric(results, fleet, "expiry to all requests done µs: 8 replicas on PostgreSQL")
     trip = metric(results, fleet, "database round trip µs")
     fleet_refreshes = metric(results, fleet, "refreshes per expiry", "100.0")
@@ -151,11 +154,18 @@ def main(folder):
         row("Fleet: refreshes per expiry, 8 replicas x 100 requests (max)", f"{fleet_refreshes:.0f}", "exactly 1", fleet_refreshes == 1)
         limit = (one + 2 * trip) * 1.10
         row(
-            "Fleet: expiry to 800 requests done vs one process's refresh (p50)",
+            "Fleet: expiry to 8 x 100 requests done vs one process doing the 800 with one refresh (p50)",
             f"{many / 1000:.1f} ms vs {one / 1000:.1f} ms (round trip {trip:.0f} µs)",
             f"<= (one process + 2 round trips) x 1.1 = {limit / 1000:.1f} ms",
             many <= limit,
         )
+        if one_replica is not None:
+            rows.append((
+                "(info) Fleet vs one process doing 100 requests with one refresh (p50)",
+                f"{many / 1000:.1f} ms vs {one_replica / 1000:.1f} ms",
+                "-",
+                "-",
+            ))
     steady = "Fleet: 10000 requests with a valid token on a PostgresTokenStore"
     statements = metric(results, steady, "database statements per 10000 requests", "100.0")
     fleet_calls = metric(results, steady, "store calls per 10000 requests", "100.0")

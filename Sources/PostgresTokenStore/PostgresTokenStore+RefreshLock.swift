@@ -18,22 +18,67 @@
             timeout: TimeInterval,
             _ body: @Sendable () async throws -> Value
         ) async throws -> Value {
+            try await withRefreshLock(forKey: key, timeout: timeout, adoptingAfterWait: { nil }, body)
+        }
+
+        /// Runs `body` holding the entry's advisory lock; when another replica holds it, waits
+        /// for its release with a shared lock (every waiter wakes at once) and returns what
+        /// `adopt` finds instead, when it finds something.
+        ///
+        /// - Throws: as ``withRefreshLock(forKey:timeout:_:)``; `adopt`'s and `body`'s own errors
+        ///   unchanged.
+        public func withRefreshLock<Value: Sendable>(
+            forKey key: String,
+            timeout: TimeInterval,
+            adoptingAfterWait adopt: @Sendable () async throws -> Value?,
+            _ body: @Sendable () async throws -> Value
+        ) async throws -> Value {
             if Self.isUncoordinated { return try await body() }
-            let lock = HeldLock(
-                store: self, lockID: Self.lockID(table: table, key: key), timeout: timeout)
+            let lock = HeldLock(store: self, lockID: Self.lockID(table: table, key: key), timeout: timeout)
+            let heldAtOnce: Bool
             do {
-                try await lock.acquire()
+                heldAtOnce = try await lock.firstAttempt()
             } catch {
-                let failure = lockError(error, key: key, timeout: timeout)
-                guard failure.code == .unavailable, configuration.whenUnavailable == .refreshUncoordinated else {
-                    throw failure
+                return try await withoutLock(after: error, key: key, timeout: timeout, body)
+            }
+            if !heldAtOnce {
+                // Another replica refreshed meanwhile: its result, read by every waiter at once.
+                let adopted: Value?
+                do {
+                    adopted = try await adopt()
+                } catch {
+                    lock.giveUp()
+                    throw error
                 }
-                return try await Self.$isUncoordinated.withValue(true) { try await body() }
+                if let adopted {
+                    lock.giveUp()
+                    return adopted
+                }
+                do {
+                    try await lock.acquireAfterWaiting()
+                } catch {
+                    return try await withoutLock(after: error, key: key, timeout: timeout, body)
+                }
             }
             // The refresh runs in the caller's task; the lock's connection waits beside it.
             let result = await Bounded.outcome(of: body)
             await lock.release()
             return try result.get()
+        }
+
+        /// The lock could not be had: the error, or, for an unreachable database and
+        /// ``UnavailablePolicy/refreshUncoordinated``, `body` without the lock.
+        private func withoutLock<Value: Sendable>(
+            after error: any Error,
+            key: String,
+            timeout: TimeInterval,
+            _ body: @Sendable () async throws -> Value
+        ) async throws -> Value {
+            let failure = lockError(error, key: key, timeout: timeout)
+            guard failure.code == .unavailable, configuration.whenUnavailable == .refreshUncoordinated else {
+                throw failure
+            }
+            return try await Self.$isUncoordinated.withValue(true) { try await body() }
         }
 
         /// A lock that a task of its own takes and holds on one pooled connection, so that the
@@ -44,13 +89,19 @@
             let lockID: Int64
             let timeout: TimeInterval
             let connected = OneShot<Void>()
+            /// `true`: the lock was free and is held; `false`: another replica held it, and has
+            /// released it since.
+            let first = OneShot<Bool>()
+            /// The caller's answer after a wait: `true` to take the lock, `false` to stop.
+            let proceed = OneShot<Bool>()
             let acquired = OneShot<Void>()
             let released = OneShot<Void>()
             let gate = LockGate()
             let holder = Locked<Task<Void, Never>?>(nil)
 
-            /// Waits at most `operationTimeout` for a connection, then at most `timeout` for the lock.
-            func acquire() async throws {
+            /// Waits at most `operationTimeout` for a connection, then at most `timeout` for the
+            /// lock or another replica's release of it; returns whether the lock is held.
+            func firstAttempt() async throws -> Bool {
                 let task = Task { await hold() }
                 holder.withLock { $0 = task }
                 do {
@@ -61,15 +112,35 @@
                     } catch is Bounded.TimedOut {
                         throw Unreachable()
                     }
+                    return try await Bounded.run(within: timeout + store.configuration.operationTimeout) {
+                        try await first.value()
+                    }
+                } catch {
+                    // Held after all, at the last moment: keep it.
+                    guard gate.abandon() else { return true }
+                    task.cancel()
+                    throw error
+                }
+            }
+
+            /// After a wait whose result did not do: takes the lock, waiting at most `timeout`.
+            func acquireAfterWaiting() async throws {
+                proceed.finish(with: .success(true))
+                do {
                     try await Bounded.run(within: timeout + store.configuration.operationTimeout) {
                         try await acquired.value()
                     }
                 } catch {
-                    // Held after all, at the last moment: keep it.
                     guard gate.abandon() else { return }
-                    task.cancel()
+                    holder.withLock { $0 }?.cancel()
                     throw error
                 }
+            }
+
+            /// After a wait whose result did: nothing to hold.
+            func giveUp() {
+                _ = gate.abandon()
+                proceed.finish(with: .success(false))
             }
 
             /// Lets the holder unlock, and waits until it has.
@@ -82,12 +153,24 @@
                 do {
                     try await store.client.withConnection { connection in
                         connected.finish(with: .success(()))
-                        let previousLockTimeout = try await store.lock(lockID, on: connection, timeout: timeout)
+                        var previousLockTimeout: String?
+                        if try await !store.tryLock(lockID, on: connection) {
+                            previousLockTimeout = try await store.setLockTimeout(timeout, on: connection)
+                            try await store.waitForRelease(lockID, on: connection)
+                            first.finish(with: .success(false))
+                            guard (try? await proceed.value()) == true else {
+                                try? await store.restoreLockTimeout(previousLockTimeout, on: connection)
+                                return
+                            }
+                            try await connection.query("SELECT pg_advisory_lock(\(lockID))", logger: store.logger)
+                                .drain()
+                        }
                         guard gate.enter() else {
                             // The caller gave up meanwhile: release at once.
                             try? await store.unlock(lockID, on: connection, restoring: previousLockTimeout)
                             return
                         }
+                        first.finish(with: .success(true))
                         acquired.finish(with: .success(()))
                         _ = try? await released.value()
                         do {
@@ -99,6 +182,7 @@
                     }
                 } catch {
                     connected.finish(with: .failure(error))
+                    first.finish(with: .failure(error))
                     acquired.finish(with: .failure(error))
                 }
             }
@@ -107,23 +191,39 @@
         /// The database could not be reached in time.
         struct Unreachable: Error {}
 
-        /// Takes the lock on `connection`, waiting at most `timeout` (PostgreSQL's `lock_timeout`)
-        /// when another replica holds it; returns the `lock_timeout` to restore, if it was changed.
-        fileprivate func lock(_ lockID: Int64, on connection: PostgresConnection, timeout: TimeInterval)
-            async throws -> String?
-        {
+        fileprivate func tryLock(_ lockID: Int64, on connection: PostgresConnection) async throws -> Bool {
             var acquired = false
             let attempt = try await connection.query("SELECT pg_try_advisory_lock(\(lockID))", logger: logger)
             for try await held in attempt.decode(Bool.self) { acquired = held }
-            guard !acquired else { return nil }
+            return acquired
+        }
+
+        /// Sets PostgreSQL's `lock_timeout` for this session to `timeout`; returns the old value.
+        fileprivate func setLockTimeout(_ timeout: TimeInterval, on connection: PostgresConnection) async throws
+            -> String?
+        {
             let milliseconds = String(max(1, Int((timeout * 1000).rounded(.up))))
             var previous: String?
             let rows = try await connection.query(
                 "SELECT current_setting('lock_timeout'), set_config('lock_timeout', \(milliseconds), false)",
                 logger: logger)
             for try await (setting, _) in rows.decode((String, String).self) { previous = setting }
-            try await connection.query("SELECT pg_advisory_lock(\(lockID))", logger: logger).drain()
             return previous
+        }
+
+        fileprivate func restoreLockTimeout(_ lockTimeout: String?, on connection: PostgresConnection) async throws {
+            guard let lockTimeout else { return }
+            try await connection.query("SELECT set_config('lock_timeout', \(lockTimeout), false)", logger: logger)
+                .drain()
+        }
+
+        /// Waits until no session holds the lock exclusively, without keeping it: a shared lock
+        /// taken and dropped at once, so every waiter wakes at the same time.
+        fileprivate func waitForRelease(_ lockID: Int64, on connection: PostgresConnection) async throws {
+            try await connection.query(
+                "SELECT pg_advisory_lock_shared(\(lockID))::text, pg_advisory_unlock_shared(\(lockID))",
+                logger: logger
+            ).drain()
         }
 
         fileprivate func unlock(_ lockID: Int64, on connection: PostgresConnection, restoring lockTimeout: String?)

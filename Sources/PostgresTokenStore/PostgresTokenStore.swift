@@ -213,10 +213,14 @@
         func storeError(_ error: any Error, key: String) -> TokenStoreError {
             if let error = error as? TokenStoreError { return error }
             if let error = error as? PSQLError, error.code == .server {
+                let sqlState = error.serverInfo?[.sqlState] ?? ""
+                // Class 08 (connection exception) and 57P (the server shutting down or starting):
+                // the database is away, not wrong.
+                let code: TokenStoreError.Code =
+                    sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") ? .unavailable : .ioFailed
                 return TokenStoreError(
-                    code: .ioFailed, key: key, path: table,
-                    underlyingError: DatabaseError(
-                        sqlState: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message] ?? ""))
+                    code: code, key: key, path: table,
+                    underlyingError: DatabaseError(sqlState: sqlState, message: error.serverInfo?[.message] ?? ""))
             }
             if error is CancellationError {
                 return TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)

@@ -32,6 +32,15 @@
             return store
         }
 
+        /// A store whose entry for `flow` holds an expired grant, and the entry's lock number.
+        func storeWithExpiredGrant(_ client: PostgresClient, _ flow: FakeFlow) async throws -> (
+            PostgresTokenStore, Int64
+        ) {
+            let store = try await store(client)
+            try await store.save(try JSONEncoder().encode(Self.expiredToken()), forKey: flow.storeKey)
+            return (store, PostgresTokenStore.lockID(table: table, key: flow.storeKey))
+        }
+
         static func expiredToken(_ name: String = "access-0") -> OAuthToken {
             OAuthToken(
                 accessToken: name, expiresAt: Date().addingTimeInterval(-10), refreshToken: "refresh-0",
@@ -219,9 +228,7 @@
             let url = try #require(Database.shared)
             let flow = FakeFlow()
             try await Database.withClient(url) { client in
-                let store = try await store(client)
-                try await store.save(try JSONEncoder().encode(Self.expiredToken()), forKey: flow.storeKey)
-                let lockID = PostgresTokenStore.lockID(table: table, key: flow.storeKey)
+                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
                 try await client.withConnection { holder in
                     try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
                     #expect(try await Database.advisoryLocksHeld(lockID, on: client) == 1)
@@ -238,13 +245,51 @@
             }
         }
 
+        /// Another machine holds the lock while the replica needs a refresh; when it releases it,
+        /// the replica uses what it stored, or refreshes itself when it stored nothing new.
+        @Test(arguments: [true, false])
+        func aWaiterAdoptsWhatTheLockHolderStoredOrRefreshesItself(holderStoresAToken: Bool) async throws {
+            let url = try #require(Database.shared)
+            let flow = FakeFlow()
+            try await Database.withClient(url) { client in
+                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
+                let authenticator = OAuthAuthenticator(flow: flow, store: store)
+                _ = try await authenticator.currentCredential()
+                try await Database.withClient(url) { other in
+                    try await other.withConnection { holder in
+                        try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
+                        let waiter = Task { try await authenticator.validCredential().accessToken }
+                        // The waiter is queued behind the lock (a shared request in pg_locks).
+                        var queued = 0
+                        for _ in 0..<200 where queued == 0 {
+                            try await Task.sleep(nanoseconds: 10_000_000)
+                            let rows = try await holder.query(
+                                "SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+                                logger: Database.logger)
+                            for try await count in rows.decode(Int.self) { queued = count }
+                        }
+                        #expect(queued >= 1)
+                        if holderStoresAToken {
+                            let fresh = OAuthToken(
+                                accessToken: "from-the-holder", expiresAt: Date().addingTimeInterval(3600),
+                                refreshToken: "refresh-holder", issuedAt: Date())
+                            try await store.save(try JSONEncoder().encode(fresh), forKey: flow.storeKey)
+                        }
+                        try await holder.query("SELECT pg_advisory_unlock(\(lockID))", logger: Database.logger).drain()
+                        let token = try await waiter.value
+                        #expect(token == (holderStoresAToken ? "from-the-holder" : "access-1"))
+                        #expect(flow.refreshCalls == (holderStoresAToken ? 0 : 1))
+                    }
+                }
+                #expect(try await Database.advisoryLocksHeld(lockID, on: client) == 0)
+            }
+        }
+
         @Test func aLockIsFreeAtOnceWhenItsHoldersSessionEnds() async throws {
             let url = try #require(Database.shared)
             let flow = FakeFlow()
             try await Database.withClient(url) { client in
-                let store = try await store(client)
-                try await store.save(try JSONEncoder().encode(Self.expiredToken()), forKey: flow.storeKey)
-                let lockID = PostgresTokenStore.lockID(table: table, key: flow.storeKey)
+                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
                 // Another machine takes the lock, then its connection dies.
                 try await Database.withClient(url) { other in
                     try await other.withConnection { holder in

@@ -98,6 +98,15 @@ struct CrashingStore: TokenStore {
     ) async throws -> Value {
         try await base.withRefreshLock(forKey: key, timeout: timeout, body)
     }
+
+    func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        adoptingAfterWait adopt: @Sendable () async throws -> Value?,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await base.withRefreshLock(forKey: key, timeout: timeout, adoptingAfterWait: adopt, body)
+    }
 }
 
 /// The store a `STORE` argument names; database stores run their connection pool meanwhile.

@@ -40,6 +40,13 @@ final class CountingStore: TokenStore {
         calls.withLock { $0 += 1 }
         return try await base.withRefreshLock(forKey: key, timeout: timeout, body)
     }
+    func withRefreshLock<Value: Sendable>(
+        forKey key: String, timeout: TimeInterval, adoptingAfterWait adopt: @Sendable () async throws -> Value?,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        calls.withLock { $0 += 1 }
+        return try await base.withRefreshLock(forKey: key, timeout: timeout, adoptingAfterWait: adopt, body)
+    }
 }
 
 func sessionBenchmarks() {

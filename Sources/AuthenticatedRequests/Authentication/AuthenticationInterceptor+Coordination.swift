@@ -51,9 +51,23 @@ extension AuthenticationInterceptor {
             return RefreshProduct(credential: obtained, source: .obtained, isStored: false)
         }
         guard let stale else { return try await obtain(by: authenticator, store: store, key: key) }
-        return try await store.withRefreshLock(forKey: key, timeout: configuration.storeLockTimeout) {
-            try await self.refreshLocked(stale, by: authenticator, store: store, key: key)
-        }
+        return try await store.withRefreshLock(
+            forKey: key,
+            timeout: configuration.storeLockTimeout,
+            adoptingAfterWait: { try await self.adoptStored(over: stale, store: store, key: key) },
+            { try await self.refreshLocked(stale, by: authenticator, store: store, key: key) }
+        )
+    }
+
+    /// After another process's refresh: its stored result, if it is newer than `stale` and valid
+    /// (step 2 of the algorithm, without the lock: it only reads).
+    private nonisolated func adoptStored(over stale: Credential, store: any TokenStore, key: String) async throws
+        -> RefreshProduct?
+    {
+        guard let entry = try await loadEntry(store, key), isUsable(entry),
+            try Self.canonicalData(entry) != Self.canonicalData(stale)
+        else { return nil }
+        return RefreshProduct(credential: entry, source: .adopted, isStored: true)
     }
 
     /// A first credential: one another process stored meanwhile, or a new one. No lock: obtaining

@@ -49,6 +49,21 @@ public protocol TokenStore: Sendable {
         timeout: TimeInterval,
         _ body: @Sendable () async throws -> Value
     ) async throws -> Value
+
+    /// Like ``withRefreshLock(forKey:timeout:_:)``, for stores whose waiters can read another
+    /// process's result at the same time rather than one after another: when another process
+    /// holds the lock, wait until it releases it (at most `timeout`) without taking it, and call
+    /// `adopt`; a value it returns is the result, and the lock is never taken. When it returns
+    /// `nil` (the other refresh failed), take the lock and run `body` as usual.
+    ///
+    /// `adopt` only reads the store. The default ignores it and calls
+    /// ``withRefreshLock(forKey:timeout:_:)``.
+    func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        adoptingAfterWait adopt: @Sendable () async throws -> Value?,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value
 }
 
 extension TokenStore {
@@ -62,6 +77,16 @@ extension TokenStore {
         _ body: @Sendable () async throws -> Value
     ) async throws -> Value {
         try await body()
+    }
+
+    /// Ignores `adopt`: ``withRefreshLock(forKey:timeout:_:)``.
+    public func withRefreshLock<Value: Sendable>(
+        forKey key: String,
+        timeout: TimeInterval,
+        adoptingAfterWait adopt: @Sendable () async throws -> Value?,
+        _ body: @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await withRefreshLock(forKey: key, timeout: timeout, body)
     }
 }
 
