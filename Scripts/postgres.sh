@@ -37,9 +37,16 @@ as_postgres_owner() {
     if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# The real folder of cluster NAME: .build/postgres/NAME, or the private temporary folder it links
+# to when the checkout's folders are closed to the postgres user (a checkout under /root).
+postgres_dir() {
+    readlink -f "$AUTHREQ_PG_BASE/$1"
+}
+
 # postgres_ctl NAME start|stop
 postgres_ctl() {
-    local bin port dir="$AUTHREQ_PG_BASE/$1"
+    local bin port dir
+    dir="$(postgres_dir "$1")"
     bin="$(postgres_bin)"
     port="$(cat "$dir/port")"
     case "$2" in
@@ -61,7 +68,8 @@ postgres_ctl() {
 
 stop_postgres() {
     local dir
-    for dir in "$AUTHREQ_PG_BASE"/*/; do
+    for dir in "$AUTHREQ_PG_BASE"/*; do
+        dir="$(readlink -f "$dir")"
         if [ -f "$dir/data/postmaster.pid" ]; then
             as_postgres_owner "$(postgres_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
         fi
@@ -73,7 +81,17 @@ stop_postgres() {
 create_postgres() {
     local dir="$AUTHREQ_PG_BASE/$1" port
     mkdir -p "$dir"
-    if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
+    if [ "$(id -u)" = 0 ]; then
+        chown postgres "$dir"
+        if ! runuser -u postgres -- test -w "$dir" 2>/dev/null; then
+            # The postgres user cannot reach the checkout (e.g. under /root): keep the cluster in a
+            # private temporary folder, linked from the build folder and removed with it.
+            rmdir "$dir"
+            dir="$(mktemp -d /tmp/authreq-postgres-XXXXXX)"
+            chown postgres "$dir"
+            ln -s "$dir" "$AUTHREQ_PG_BASE/$1"
+        fi
+    fi
     if ! as_postgres_owner "$AUTHREQ_PG_BIN/initdb" -D "$dir/data" -U authreq -A trust -E UTF8 \
         --no-sync >"$dir/initdb.log" 2>&1; then
         echo "error: initdb failed; its log:" >&2
@@ -97,6 +115,10 @@ create_postgres() {
 start_postgres() {
     install_postgres || return 1
     stop_postgres
+    local link
+    for link in "$AUTHREQ_PG_BASE"/*; do
+        if [ -L "$link" ]; then rm -rf "$(readlink -f "$link")"; fi
+    done
     rm -rf "$AUTHREQ_PG_BASE"
     mkdir -p "$AUTHREQ_PG_BASE"
     authreq_on_exit stop_postgres
