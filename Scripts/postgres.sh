@@ -69,7 +69,8 @@ postgres_ctl() {
 stop_postgres() {
     local dir
     for dir in "$AUTHREQ_PG_BASE"/*; do
-        dir="$(readlink -f "$dir")"
+        [ -e "$dir" ] || continue
+        dir="$(readlink -f "$dir")" || continue
         if [ -f "$dir/data/postmaster.pid" ]; then
             as_postgres_owner "$(postgres_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
         fi
