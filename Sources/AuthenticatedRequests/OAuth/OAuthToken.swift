@@ -11,8 +11,9 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     /// `token_type`, as the server spelled it (e.g. `Bearer`, `bearer`).
     public var tokenType: String
     /// When the access token expires, from `expires_in`; `nil` when the server did not say
-    /// (then it is used until a resource server rejects it).
-    public var expiresAt: Date?
+    /// (then it is used until a resource server rejects it). Kept to 1/1024 s, so that it reads
+    /// back from a store exactly as written.
+    public var expiresAt: Date? { didSet { expiresAt = expiresAt.map(Self.storable) } }
     /// `refresh_token`, if the server issued one.
     public var refreshToken: String?
     /// `scope`: the space-delimited scope granted.
@@ -22,8 +23,9 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     /// Every other field of the token response, kept as sent.
     public var additionalFields: [String: JSONValue]
     /// When the token was issued (when its request was sent); `nil` when unknown. With
-    /// ``expiresAt`` it gives the token's lifetime, which bounds the refresh leeway.
-    public var issuedAt: Date?
+    /// ``expiresAt`` it gives the token's lifetime, which bounds the refresh leeway. Kept to
+    /// 1/1024 s, as ``expiresAt``.
+    public var issuedAt: Date? { didSet { issuedAt = issuedAt.map(Self.storable) } }
 
     /// The largest part of a token's lifetime that the refresh leeway may take: a quarter.
     ///
@@ -45,12 +47,18 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
-        self.expiresAt = expiresAt
+        self.expiresAt = expiresAt.map(Self.storable)
         self.refreshToken = refreshToken
         self.scope = scope
         self.idToken = idToken
         self.additionalFields = additionalFields
-        self.issuedAt = issuedAt
+        self.issuedAt = issuedAt.map(Self.storable)
+    }
+
+    /// `date` rounded to 1/1024 s: stored as seconds since 1970, such a date converts back to
+    /// the same `Date` (an arbitrary one may come back one rounding step off).
+    static func storable(_ date: Date) -> Date {
+        Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1024).rounded() / 1024)
     }
 
     /// The granted scopes, split on spaces.
@@ -117,7 +125,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container, debugDescription: "The date is not a finite time after 1970.")
         }
-        return Date(timeIntervalSince1970: seconds)
+        return storable(Date(timeIntervalSince1970: seconds))
     }
 
     /// Encodes the token for a store (expiry in seconds since 1970).
