@@ -88,7 +88,7 @@ create_postgres() {
             # The postgres user cannot reach the checkout (e.g. under /root): keep the cluster in a
             # private temporary folder, linked from the build folder and removed with it.
             rmdir "$dir"
-            dir="$(mktemp -d /tmp/authreq-postgres-XXXXXX)"
+            dir="$(mktemp -d -t authreq-postgres-XXXXXX)"
             chown postgres "$dir"
             ln -s "$dir" "$AUTHREQ_PG_BASE/$1"
         fi

@@ -61,7 +61,7 @@
                 }
             }
             // The refresh runs in the caller's task; the lock's connection waits beside it.
-            let result = await Bounded.outcome(of: body)
+            let result = await Result(catching: body)
             await lock.release()
             return try result.get()
         }

@@ -72,6 +72,18 @@ enum TestAuthorizationServer {
         try await json("test/stats/\(client.id)").compactMapValues { $0 as? Int }
     }
 
+    /// What every process sees after another one died mid-refresh: `next` (20 requests) all
+    /// succeed or all report the unknown outcome, and the server saw no rotated-out refresh token
+    /// and at most one refresh.
+    static func expectNoSignOutAfterACrash(next: TestHelperProcess.Outcome, client: Client) async throws {
+        let successes = next.json?["successes"] as? Int ?? -1
+        let errors = next.json?["errors"] as? [String: Int] ?? [:]
+        #expect(successes == 20 || errors == ["refresh outcome unknown": 20], "\(next.output)")
+        let counts = try await tokenRequests(client)
+        #expect(counts["reuse_detected"] == nil, "no rotated-out refresh token was sent: \(counts)")
+        #expect((counts["refresh_token"] ?? 0) <= 1)
+    }
+
     static func decideDevice(userCode: String, approve: Bool) async throws {
         let reply = try await json(
             "device",
