@@ -52,16 +52,42 @@ public actor CodeFlowManager {
 
     private var current: Task<CodeFlowResult, any Error>?
 
-    /// Creates a manager.
+    /// Creates a manager that signs in through `userAgent`.
+    ///
+    /// - Parameters:
+    ///   - configuration: The server and client.
+    ///   - userAgent: Presents the authorization page and receives the redirect: a
+    ///     ``LoopbackUserAgent``, `WebAuthenticationSessionUserAgent` (Apple platforms), a
+    ///     ``CustomSchemeUserAgent``, or your own.
+    ///   - context: Transport and clock for the code exchange.
     public init(
         configuration: AuthenticationConfiguration,
-        userAgent: any AuthorizationUserAgent = LoopbackUserAgent(),
+        userAgent: any AuthorizationUserAgent,
         context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
     ) {
         self.configuration = configuration
         self.userAgent = userAgent
         self.context = context
     }
+
+    #if os(macOS) || os(Linux) || (canImport(AuthenticationServices) && (os(iOS) || os(visionOS)))
+        /// Creates a manager with the platform's default user agent: ``LoopbackUserAgent`` (the
+        /// system browser) on macOS and Linux, `WebAuthenticationSessionUserAgent` on iOS, Mac
+        /// Catalyst and visionOS.
+        ///
+        /// tvOS and watchOS have no default: there, pass a user agent to
+        /// ``init(configuration:userAgent:context:)``, or use the device flow.
+        ///
+        /// - Parameters:
+        ///   - configuration: The server and client.
+        ///   - context: Transport and clock for the code exchange.
+        public init(
+            configuration: AuthenticationConfiguration,
+            context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+        ) {
+            self.init(configuration: configuration, userAgent: DefaultUserAgent.make(), context: context)
+        }
+    #endif
 
     /// Runs the flow and configures `authenticator` with the token and its refresh flow (which
     /// also stores the token in the authenticator's store).

@@ -25,6 +25,9 @@ public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringCo
         /// The authorization endpoint is not `https` (or `http` to a loopback address): nothing
         /// was opened.
         public static let insecureAuthorizationEndpoint = Code("insecure authorization endpoint")
+        /// The user agent could not show the authorization page or bring the redirect back (a
+        /// web authentication session that failed or returned to another URL).
+        public static let userAgentFailed = Code("user agent failed")
         /// The code's name.
         public var description: String { name }
     }

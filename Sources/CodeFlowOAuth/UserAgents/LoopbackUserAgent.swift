@@ -21,19 +21,42 @@ public struct LoopbackUserAgent: AuthorizationUserAgent {
     /// the URL to open by hand, to standard error.
     public let onBrowserUnavailable: @Sendable (URL, any Error) -> Void
 
-    /// Creates the agent.
+    /// Creates the agent with the browser opener of your choice.
+    ///
+    /// - Parameters:
+    ///   - opener: Opens the authorization URL.
+    ///   - timeout: How long to wait for the redirect, in seconds.
+    ///   - onBrowserUnavailable: Told when `opener` fails, with the URL to show the user; the
+    ///     flow keeps waiting. By default the message goes to standard error.
     public init(
-        opener: any BrowserOpener = SystemBrowserOpener(),
+        opener: any BrowserOpener,
         timeout: TimeInterval = 300,
-        onBrowserUnavailable: @escaping @Sendable (URL, any Error) -> Void = { url, error in
-            let text =
-                (error as? CodeFlowError)?.message ?? "Could not open a browser (\(error)). Open this URL: \(url)"
-            FileHandle.standardError.write(Data((text + "\n").utf8))
-        }
+        onBrowserUnavailable: @escaping @Sendable (URL, any Error) -> Void = LoopbackUserAgent.reportToStandardError
     ) {
         self.opener = opener
         self.timeout = timeout
         self.onBrowserUnavailable = onBrowserUnavailable
+    }
+
+    #if os(macOS) || os(Linux)
+        /// Creates the agent with the system browser (``SystemBrowserOpener``): macOS and Linux.
+        ///
+        /// - Parameters:
+        ///   - timeout: How long to wait for the redirect, in seconds.
+        ///   - onBrowserUnavailable: Told when no browser opens, with the URL to show the user;
+        ///     the flow keeps waiting. By default the message goes to standard error.
+        public init(
+            timeout: TimeInterval = 300,
+            onBrowserUnavailable: @escaping @Sendable (URL, any Error) -> Void = LoopbackUserAgent.reportToStandardError
+        ) {
+            self.init(opener: SystemBrowserOpener(), timeout: timeout, onBrowserUnavailable: onBrowserUnavailable)
+        }
+    #endif
+
+    /// Writes the error, which includes the URL to open by hand, to standard error.
+    public static let reportToStandardError: @Sendable (URL, any Error) -> Void = { url, error in
+        let text = (error as? CodeFlowError)?.message ?? "Could not open a browser (\(error)). Open this URL: \(url)"
+        FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
     /// Listens on an ephemeral loopback port; the session's redirect URI keeps the path of
