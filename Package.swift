@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
         .library(name: "PostgresTokenStore", targets: ["PostgresTokenStore"]),
+        .executable(name: "authreq", targets: ["authreq"]),
     ],
     traits: [
         .trait(
@@ -43,6 +44,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         // Fetched and built only with the PostgreSQL trait enabled.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.25.0"),
+        // The `authreq` command-line tool's arguments; no library product uses it.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation`; adds no code to any product.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -100,6 +103,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
+        // The `authreq` command-line tool: its commands live in AuthreqCLI, so tests and the fuzz
+        // targets can reach them; `authreq` only runs them.
+        .target(
+            name: "AuthreqCLI",
+            dependencies: [
+                "CodeFlowOAuth",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "authreq", dependencies: ["AuthreqCLI"]),
         .executableTarget(
             name: "authreq-example",
             dependencies: ["CodeFlowOAuth"],
@@ -120,7 +133,7 @@ let package = Package(
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         .executableTarget(
             name: "authreq-fuzz",
-            dependencies: ["CodeFlowOAuth", "FuzzDriver"],
+            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI"],
             path: "Fuzz/AuthreqFuzz"
         ),
         .target(
@@ -181,9 +194,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "AuthreqCLITests",
+            dependencies: ["AuthreqCLI", "TestSupport"]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "OpenAPIAuthentication", "PostgresTokenStore",
+                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
+                "PostgresTokenStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),

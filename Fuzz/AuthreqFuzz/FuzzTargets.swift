@@ -1,4 +1,5 @@
 import AuthenticatedRequests
+import AuthreqCLI
 import CodeFlowOAuth
 import Foundation
 import OAuthFlows
@@ -21,6 +22,7 @@ enum FuzzTargets {
         "store-entry": storeEntry,
         "retry-after": retryAfter,
         "introspection-reply": introspectionReply,
+        "cli-config": cliConfiguration,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -170,5 +172,38 @@ enum FuzzTargets {
         guard let date = RetryAfter.date(fromHeader: String(decoding: data, as: UTF8.self), now: now) else { return }
         let delay = date.timeIntervalSince(now)
         check(delay >= 0 && delay <= RetryAfter.maximumDelay, "a delay outside the clamp: \(delay)")
+    }
+
+    /// `authreq`'s configuration file and endpoint cache: what parses writes back and parses to
+    /// the same value; every profile it accepts is checked before use, and any refusal is a
+    /// one-line usage error.
+    static func cliConfiguration(_ data: Data) {
+        do {
+            let file = try ConfigurationFile(parsing: data)
+            guard let written = try? file.serialized() else {
+                fatalError("a parsed configuration could not be written")
+            }
+            check((try? ConfigurationFile(parsing: written)) == file, "the configuration changed in a round trip")
+            for (name, profile) in file.profiles {
+                check(Profile.isValidName(name), "an invalid profile name was accepted")
+                do {
+                    try profile.validate(name: name)
+                    for url in [profile.issuer, profile.tokenEndpoint, profile.authorizationEndpoint].compactMap({ $0 })
+                    {
+                        check(url.isSafeForSecrets, "a profile with a plain-http remote URL passed validation")
+                    }
+                } catch {
+                    check(error.status == ExitStatus.usage, "a profile was refused with another status")
+                }
+            }
+        } catch {
+            check(error.status == ExitStatus.usage, "a configuration was refused with another status")
+        }
+        if let endpoints = ServerEndpoints(cached: data) {
+            check(endpoints.token.isSafeForSecrets, "a cached plain-http token endpoint was accepted")
+            check(
+                (try? endpoints.cached()).flatMap(ServerEndpoints.init(cached:)) == endpoints,
+                "the endpoint cache changed in a round trip")
+        }
     }
 }

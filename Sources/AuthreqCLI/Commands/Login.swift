@@ -1,0 +1,196 @@
+import ArgumentParser
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+
+/// `authreq login`: signs in and stores the session.
+struct Login: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sign in: in the browser (default), with a code on another device, or as the client itself.",
+        discussion: """
+            Settings given here are saved in the profile first. The browser sign-in uses PKCE and a \
+            loopback redirect; when no browser opens, the URL is printed and the sign-in keeps waiting.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var settings: ProfileSettings
+
+    @Flag(help: "Sign in with the device flow: enter a code on another device.")
+    var device = false
+
+    @Flag(help: "Sign in as the client (client credentials grant); needs a client secret.")
+    var clientCredentials = false
+
+    @Flag(help: "Print the sign-in URL instead of opening a browser.")
+    var noBrowser = false
+
+    @Option(help: "How long to wait for the browser sign-in, in seconds.")
+    var timeout: Int = 300
+
+    func validate() throws {
+        if device && clientCredentials { throw ValidationError("Choose one of --device and --client-credentials.") }
+        if timeout <= 0 { throw ValidationError("--timeout must be positive.") }
+    }
+
+    var grant: Profile.Grant {
+        device ? .deviceCode : clientCredentials ? .clientCredentials : .authorizationCode
+    }
+
+    func run() async throws {
+        try await global.reporting {
+            let name = global.profileName
+            guard Profile.isValidName(name) else { throw CLIError.usage("'\(name)' cannot name a profile.") }
+            var file = try global.configuration()
+            let existing = file.profiles[name]
+            if existing == nil && settings.isEmpty {
+                throw CLIError.usage(
+                    "There is no profile '\(name)'. Pass --issuer and --client-id, or run: authreq profile add \(name) …"
+                )
+            }
+            var profile = try settings.applied(to: existing, name: name)
+            profile.grant = grant
+            if profile != existing {
+                file.profiles[name] = profile
+                try file.save(to: global.locations.configurationFile)
+            }
+            let session = try ProfileSession(
+                name: name, profile: profile, locations: global.locations, environment: global.environment,
+                console: global.console)
+            let endpoints = try await session.endpoints(refresh: true)
+            let token: OAuthToken
+            switch grant {
+            case .authorizationCode: token = try await signInWithBrowser(session, endpoints)
+            case .deviceCode: token = try await signInWithDevice(session, endpoints)
+            case .clientCredentials: token = try await signInAsClient(session, endpoints)
+            }
+            let expiry = token.expiresAt.map {
+                "; the access token expires in \(Duration.spoken($0.timeIntervalSinceNow))"
+            }
+            session.console.message(
+                "Signed in: profile '\(name)' at \(endpoints.issuer ?? endpoints.token.redactedForDisplay)\(expiry ?? "")."
+            )
+        }
+    }
+
+    private func signInWithBrowser(_ session: ProfileSession, _ endpoints: ServerEndpoints) async throws -> OAuthToken {
+        guard let authorizationEndpoint = endpoints.authorization else {
+            throw CLIError.usage("The server has no authorization endpoint; try --device or --client-credentials.")
+        }
+        let console = session.console
+        guard let redirectURI = session.profile.redirectURI ?? URL(string: "http://127.0.0.1/callback") else {
+            throw CLIError.usage("No redirect URI.")
+        }
+        let configuration = AuthenticationConfiguration(
+            authorizationEndpoint: authorizationEndpoint,
+            tokenEndpoint: endpoints.token,
+            client: try session.client(),
+            redirectURI: redirectURI,
+            scope: session.profile.scope,
+            issuer: endpoints.issuer,
+            requiresIssuerParameter: endpoints.requiresIssuerParameter
+        )
+        let opener: any BrowserOpener = noBrowser ? PrintingOpener(console: console) : SystemBrowserOpener()
+        let agent = LoopbackUserAgent(opener: opener, timeout: TimeInterval(timeout)) { url, error in
+            console.message(
+                "Could not open a browser (\(ErrorReport.message(for: error))).\nOpen this URL to sign in:\n\n    "
+                    + url.absoluteString + "\n\nWaiting for the sign-in…")
+        }
+        if !noBrowser {
+            console.message("Opening the browser to sign in (waiting up to \(Duration.spoken(TimeInterval(timeout))))…")
+        }
+        let manager = CodeFlowManager(configuration: configuration, userAgent: agent, context: session.context)
+        let authenticator = session.authenticator()
+        return try await manager.signIn(configuring: authenticator, account: session.name)
+    }
+
+    private func signInWithDevice(_ session: ProfileSession, _ endpoints: ServerEndpoints) async throws -> OAuthToken {
+        guard let deviceEndpoint = endpoints.deviceAuthorization else {
+            throw CLIError.usage("The server has no device authorization endpoint; sign in in the browser instead.")
+        }
+        let console = session.console
+        let reminder = Locked<Task<Void, Never>?>(nil)
+        var flow = DeviceAuthorizationFlow(
+            deviceAuthorizationEndpoint: deviceEndpoint,
+            tokenEndpoint: endpoints.token,
+            client: try session.client(),
+            scope: session.profile.scope
+        ) { authorization in
+            console.message(DeviceCodeMessage.text(for: authorization, now: Date()))
+            let task = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(60))
+                    let left = authorization.expiresAt.timeIntervalSinceNow
+                    guard !Task.isCancelled, left > 0 else { return }
+                    console.message(
+                        "Still waiting for approval of \(authorization.userCode): \(Duration.spoken(left)) left.")
+                }
+            }
+            reminder.withLock { $0 = task }
+        }
+        flow.account = session.name
+        defer { reminder.withLock { $0?.cancel() } }
+        let token: OAuthToken
+        do {
+            token = try await flow.obtainToken(for: session.context)
+        } catch let error as OAuthError where error.code.rawValue == "expired_token" {
+            throw CLIError.needsSignIn("The code expired before it was approved. Run authreq login --device again.")
+        }
+        await session.authenticator().configure(with: flow, token: token)
+        return token
+    }
+
+    private func signInAsClient(_ session: ProfileSession, _ endpoints: ServerEndpoints) async throws -> OAuthToken {
+        let client = try session.client()
+        guard client.isConfidential else {
+            throw CLIError.usage(
+                "Client credentials need a client secret: --client-secret-file, or $\(session.profile.secretVariable).")
+        }
+        let flow = session.clientCredentialsFlow(endpoints: endpoints, client: client)
+        let token = try await flow.obtainToken(for: session.context)
+        await session.authenticator().configure(with: flow, token: token)
+        return token
+    }
+}
+
+/// With `--no-browser`: shows the URL instead of opening it.
+struct PrintingOpener: BrowserOpener {
+    let console: Console
+    func open(_ url: URL) async throws {
+        console.message("Open this URL to sign in:\n\n    \(url.absoluteString)\n\nWaiting for the sign-in…")
+    }
+}
+
+/// What the device flow shows: the code and where to enter it, prominently, with the time left.
+enum DeviceCodeMessage {
+    static func text(for authorization: DeviceAuthorization, now: Date) -> String {
+        var lines = [
+            "",
+            "  To sign in, open:    \(authorization.verificationURI.absoluteString)",
+            "  and enter the code:  \(authorization.userCode)",
+        ]
+        if let complete = authorization.verificationURIComplete {
+            lines.append("  (or open \(complete.absoluteString))")
+        }
+        let formatter = ISO8601DateFormatter()
+        lines += [
+            "",
+            "  The code expires in \(Duration.spoken(authorization.expiresAt.timeIntervalSince(now))) "
+                + "(at \(formatter.string(from: authorization.expiresAt))). Waiting for approval…",
+            "",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension Duration {
+    /// `4 min 10 s`, `45 s`, `2 h 5 min`.
+    static func spoken(_ seconds: TimeInterval) -> String {
+        let total = max(0, Int(seconds.rounded()))
+        let (hours, minutes, rest) = (total / 3600, total % 3600 / 60, total % 60)
+        if hours > 0 { return minutes > 0 ? "\(hours) h \(minutes) min" : "\(hours) h" }
+        if minutes > 0 { return rest > 0 ? "\(minutes) min \(rest) s" : "\(minutes) min" }
+        return "\(rest) s"
+    }
+}

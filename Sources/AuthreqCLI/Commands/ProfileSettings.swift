@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+
+/// The settings of a profile on the command line (`profile add`, `login`).
+struct ProfileSettings: ParsableArguments {
+    @Option(help: "The issuer; endpoints come from its discovery document.")
+    var issuer: String?
+    @Option(help: "The client identifier.")
+    var clientID: String?
+    @Option(help: "The scope to ask for (space-separated).")
+    var scope: String?
+    @Option(help: "A file holding the client secret (mode 0600); else $AUTHREQ_CLIENT_SECRET.")
+    var clientSecretFile: String?
+    @Option(help: "The environment variable holding the client secret.")
+    var clientSecretEnv: String?
+    @Option(help: "none, client_secret_basic or client_secret_post.")
+    var clientAuth: String?
+    @Option(help: "The authorization endpoint, when there is no discovery.")
+    var authorizationEndpoint: String?
+    @Option(help: "The token endpoint, when there is no discovery.")
+    var tokenEndpoint: String?
+    @Option(help: "The device authorization endpoint, when there is no discovery.")
+    var deviceAuthorizationEndpoint: String?
+    @Option(help: "The revocation endpoint, when there is no discovery.")
+    var revocationEndpoint: String?
+    @Option(help: "The loopback redirect URI registered for the client (default http://127.0.0.1/callback).")
+    var redirectURI: String?
+
+    /// Whether any setting was given.
+    var isEmpty: Bool {
+        [
+            issuer, clientID, scope, clientSecretFile, clientSecretEnv, clientAuth, authorizationEndpoint,
+            tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
+        ].allSatisfy { $0 == nil }
+    }
+
+    /// `existing` with these settings applied; a new profile needs `--client-id`.
+    func applied(to existing: Profile?, name: String) throws -> Profile {
+        guard var profile = existing ?? clientID.map({ Profile(clientID: $0) }) else {
+            throw CLIError.usage("A new profile '\(name)' needs --client-id (and --issuer or --token-endpoint).")
+        }
+        func url(_ text: String?, _ option: String) throws -> URL? {
+            guard let text else { return nil }
+            guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
+                throw CLIError.usage("--\(option) must be an absolute URL.")
+            }
+            return url
+        }
+        if let clientID { profile.clientID = clientID }
+        if let issuer { profile.issuer = try url(issuer, "issuer") }
+        if let scope { profile.scope = scope }
+        if let clientSecretFile {
+            profile.clientSecretFile = URL(fileURLWithPath: (clientSecretFile as NSString).expandingTildeInPath).path
+        }
+        if let clientSecretEnv { profile.clientSecretEnvironment = clientSecretEnv }
+        if let clientAuth {
+            guard let method = Profile.ClientAuthMethod(rawValue: clientAuth) else {
+                throw CLIError.usage("--client-auth must be none, client_secret_basic or client_secret_post.")
+            }
+            profile.clientAuthentication = method
+        }
+        if let value = try url(authorizationEndpoint, "authorization-endpoint") {
+            profile.authorizationEndpoint = value
+        }
+        if let value = try url(tokenEndpoint, "token-endpoint") { profile.tokenEndpoint = value }
+        if let value = try url(deviceAuthorizationEndpoint, "device-authorization-endpoint") {
+            profile.deviceAuthorizationEndpoint = value
+        }
+        if let value = try url(revocationEndpoint, "revocation-endpoint") { profile.revocationEndpoint = value }
+        if let value = try url(redirectURI, "redirect-uri") { profile.redirectURI = value }
+        try profile.validate(name: name)
+        return profile
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import AuthenticatedRequests
+import Foundation
+
+/// `authreq status`: what the profile is signed in to, never a secret.
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the profile, its server and client, and the session's expiry; no secrets.",
+        discussion: "Exit status 0 when signed in, 3 when not. Nothing is refreshed or sent to the token endpoint."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        try await global.reporting {
+            let session = try global.session()
+            let token = try await session.restore(readOnly: true)?.currentCredential()
+            let report = StatusReport(session: session, token: token, now: Date())
+            session.console.output(json ? try report.json() : Data(report.text.utf8))
+            if token == nil { throw ExitCode(ExitStatus.needsSignIn) }
+        }
+    }
+}
+
+/// The facts `status` shows.
+struct StatusReport {
+    let session: ProfileSession
+    let token: OAuthToken?
+    let now: Date
+
+    private var fields: [(String, JSONValue)] {
+        let profile = session.profile
+        var fields: [(String, JSONValue)] = [
+            ("profile", .string(session.name)),
+            ("issuer", profile.issuer.map { .string($0.absoluteString) } ?? .null),
+            ("client_id", .string(profile.clientID)),
+            ("scope", (token?.scope ?? profile.scope).map(JSONValue.string) ?? .null),
+            ("grant", .string((profile.grant ?? .authorizationCode).rawValue)),
+            ("signed_in", .bool(token != nil)),
+        ]
+        if let token {
+            fields.append(("token_type", .string(token.tokenType)))
+            if let expiresAt = token.expiresAt {
+                fields.append(("expires_at", .string(ISO8601DateFormatter().string(from: expiresAt))))
+                fields.append(("expires_in", .number(expiresAt.timeIntervalSince(now).rounded())))
+            }
+            fields.append(("has_refresh_token", .bool(token.refreshToken != nil)))
+        }
+        return fields
+    }
+
+    func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(JSONValue.object(Dictionary(uniqueKeysWithValues: fields))) + Data("\n".utf8)
+    }
+
+    var text: String {
+        let profile = session.profile
+        var lines = [
+            "Profile:        \(session.name)",
+            "Issuer:         \(profile.issuer?.absoluteString ?? profile.tokenEndpoint?.absoluteString ?? "-")",
+            "Client:         \(profile.clientID)",
+            "Scope:          \(token?.scope ?? profile.scope ?? "-")",
+            "Grant:          \((profile.grant ?? .authorizationCode).rawValue)",
+        ]
+        guard let token else {
+            lines.append("Signed in:      no (run: authreq login --profile \(session.name))")
+            return lines.joined(separator: "\n") + "\n"
+        }
+        lines.append("Signed in:      yes")
+        if let expiresAt = token.expiresAt {
+            let left = expiresAt.timeIntervalSince(now)
+            let when = ISO8601DateFormatter().string(from: expiresAt)
+            lines.append(
+                left > 0
+                    ? "Access token:   expires in \(Duration.spoken(left)) (\(when))"
+                    : "Access token:   expired \(Duration.spoken(-left)) ago (\(when)); refreshed on next use")
+        } else {
+            lines.append("Access token:   no expiry given")
+        }
+        lines.append("Refresh token:  \(token.refreshToken == nil ? "no" : "yes")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,161 @@
+import AuthenticatedRequests
+import Foundation
+
+/// One server and client that `authreq` signs in to, as kept in the configuration file. It holds
+/// no secret: a confidential client's secret comes from a file or an environment variable.
+package struct Profile: Equatable, Sendable {
+    /// How the profile signs in; `login` records it.
+    package enum Grant: String, CaseIterable, Sendable {
+        /// The browser, with PKCE and a loopback redirect.
+        case authorizationCode = "authorization_code"
+        /// The device flow: a code to enter on another device.
+        case deviceCode = "device_code"
+        /// The client's own credentials; no user.
+        case clientCredentials = "client_credentials"
+    }
+
+    /// How the client authenticates at the token endpoint.
+    package enum ClientAuthMethod: String, CaseIterable, Sendable {
+        case none
+        case clientSecretBasic = "client_secret_basic"
+        case clientSecretPost = "client_secret_post"
+    }
+
+    /// The issuer: endpoints come from its discovery document.
+    package var issuer: URL?
+    /// The client identifier.
+    package var clientID: String
+    /// The scope to ask for.
+    package var scope: String?
+    /// A file holding the client secret (mode 0600).
+    package var clientSecretFile: String?
+    /// The environment variable holding the client secret; `AUTHREQ_CLIENT_SECRET` unless set.
+    package var clientSecretEnvironment: String?
+    /// The method; `client_secret_basic` when there is a secret, `none` otherwise.
+    package var clientAuthentication: ClientAuthMethod?
+    /// Endpoints given by hand (they win over discovered ones).
+    package var authorizationEndpoint: URL?
+    package var tokenEndpoint: URL?
+    package var deviceAuthorizationEndpoint: URL?
+    package var revocationEndpoint: URL?
+    /// The loopback redirect URI; `http://127.0.0.1/callback` (any port) unless set.
+    package var redirectURI: URL?
+    /// How `login` signed in last.
+    package var grant: Grant?
+
+    package init(clientID: String, issuer: URL? = nil) {
+        self.clientID = clientID
+        self.issuer = issuer
+    }
+
+    /// The environment variable of the client secret.
+    package var secretVariable: String { clientSecretEnvironment ?? "AUTHREQ_CLIENT_SECRET" }
+
+    /// The keys of a profile in the file, in the order they are written.
+    static let keys = [
+        "issuer", "client_id", "scope", "client_secret_file", "client_secret_env", "client_auth",
+        "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
+        "redirect_uri", "grant",
+    ]
+
+    /// Reads a profile from its JSON object; every mistake is named.
+    init(name: String, fields: [String: JSONValue]) throws(CLIError) {
+        func fail(_ why: String) -> CLIError { .usage("Profile '\(name)': \(why)") }
+        for key in fields.keys.sorted() where !Self.keys.contains(key) {
+            throw fail("unknown setting '\(key)' (known: \(Self.keys.joined(separator: ", "))).")
+        }
+        func string(_ key: String) throws(CLIError) -> String? {
+            guard let value = fields[key] else { return nil }
+            if case .null = value { return nil }
+            guard let string = value.stringValue else { throw fail("'\(key)' must be a string.") }
+            return string
+        }
+        func url(_ key: String) throws(CLIError) -> URL? {
+            guard let text = try string(key) else { return nil }
+            guard let url = URL(string: text), url.scheme != nil, url.host != nil else {
+                throw fail("'\(key)' is not an absolute URL.")
+            }
+            return url
+        }
+        guard let clientID = try string("client_id"), !clientID.isEmpty else {
+            throw fail("'client_id' is missing.")
+        }
+        self.init(clientID: clientID, issuer: try url("issuer"))
+        scope = try string("scope")
+        clientSecretFile = try string("client_secret_file")
+        clientSecretEnvironment = try string("client_secret_env")
+        if let method = try string("client_auth") {
+            guard let known = ClientAuthMethod(rawValue: method) else {
+                throw fail(
+                    "'client_auth' must be one of \(ClientAuthMethod.allCases.map(\.rawValue).joined(separator: ", "))."
+                )
+            }
+            clientAuthentication = known
+        }
+        authorizationEndpoint = try url("authorization_endpoint")
+        tokenEndpoint = try url("token_endpoint")
+        deviceAuthorizationEndpoint = try url("device_authorization_endpoint")
+        revocationEndpoint = try url("revocation_endpoint")
+        redirectURI = try url("redirect_uri")
+        if let grant = try string("grant") {
+            guard let known = Grant(rawValue: grant) else {
+                throw fail("'grant' must be one of \(Grant.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            self.grant = known
+        }
+    }
+
+    /// The profile as a JSON object.
+    var fields: [String: JSONValue] {
+        var fields: [String: JSONValue] = ["client_id": .string(clientID)]
+        func put(_ key: String, _ value: String?) { if let value { fields[key] = .string(value) } }
+        put("issuer", issuer?.absoluteString)
+        put("scope", scope)
+        put("client_secret_file", clientSecretFile)
+        put("client_secret_env", clientSecretEnvironment)
+        put("client_auth", clientAuthentication?.rawValue)
+        put("authorization_endpoint", authorizationEndpoint?.absoluteString)
+        put("token_endpoint", tokenEndpoint?.absoluteString)
+        put("device_authorization_endpoint", deviceAuthorizationEndpoint?.absoluteString)
+        put("revocation_endpoint", revocationEndpoint?.absoluteString)
+        put("redirect_uri", redirectURI?.absoluteString)
+        put("grant", grant?.rawValue)
+        return fields
+    }
+
+    /// Checks what reading alone cannot: where tokens and secrets may go.
+    ///
+    /// - Throws: ``CLIError`` (usage) for an issuer or endpoint that is neither `https` nor `http`
+    ///   to a loopback address, a redirect URI that is not `http` to a loopback address, or
+    ///   neither an issuer nor a token endpoint.
+    package func validate(name: String) throws(CLIError) {
+        guard issuer != nil || tokenEndpoint != nil else {
+            throw .usage("Profile '\(name)' needs an issuer (--issuer) or a token endpoint (--token-endpoint).")
+        }
+        let urls: [(String, URL?)] = [
+            ("issuer", issuer), ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
+            ("device_authorization_endpoint", deviceAuthorizationEndpoint),
+            ("revocation_endpoint", revocationEndpoint),
+        ]
+        for case (let key, let url?) in urls where !url.isSafeForSecrets {
+            throw .usage(
+                "Profile '\(name)': \(key) \(url.redactedForDisplay) is plain http to a host that is not loopback; "
+                    + "tokens and secrets go only over https (or http to 127.0.0.1, ::1 or localhost).")
+        }
+        if let redirectURI, !(redirectURI.scheme?.lowercased() == "http" && redirectURI.isLoopback) {
+            throw .usage(
+                "Profile '\(name)': redirect_uri must be http to a loopback address, such as "
+                    + "http://127.0.0.1/callback (the tool receives the redirect itself).")
+        }
+    }
+
+    /// Whether `name` can name a profile: letters, digits, `.`, `_` and `-`, at most 64, not
+    /// starting with `.` (it names files).
+    package static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && !name.hasPrefix(".")
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            }
+    }
+}

@@ -1,0 +1,171 @@
+import AuthenticatedRequests
+import Foundation
+import OAuthFlows
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A profile at work: its client, endpoints, token store and authenticator. Every command goes
+/// through it, so they all use one store, one key per profile and one refresh algorithm (the
+/// store's cross-process lock: many `authreq` processes at expiry make one refresh).
+package struct ProfileSession: Sendable {
+    /// The profile's name; also the account its session is stored under.
+    package let name: String
+    package let profile: Profile
+    package let locations: Locations
+    package let environment: [String: String]
+    package let console: Console
+
+    /// How long a cached discovery stays fresh.
+    static let endpointCacheLifetime: TimeInterval = 24 * 3600
+
+    package init(
+        name: String, profile: Profile, locations: Locations, environment: [String: String], console: Console
+    ) throws(CLIError) {
+        try profile.validate(name: name)
+        self.name = name
+        self.profile = profile
+        self.locations = locations
+        self.environment = environment
+        self.console = console
+    }
+
+    /// The token store: a `FileTokenStore` shared by every `authreq` process of this user.
+    package var store: FileTokenStore { FileTokenStore(directory: locations.tokensDirectory) }
+
+    /// The context of requests to the authorization server.
+    var context: AuthenticationContext { AuthenticationContext(transport: URLSessionTransport.shared) }
+
+    // MARK: Client
+
+    /// The client secret, from the profile's file (which only its owner may read) or its
+    /// environment variable; `nil` when neither is set.
+    package func clientSecret() throws(CLIError) -> String? {
+        if let path = profile.clientSecretFile {
+            let expanded = (path as NSString).expandingTildeInPath
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: expanded),
+                let data = FileManager.default.contents(atPath: expanded)
+            else {
+                throw .usage("Profile '\(name)': cannot read the client secret file \(expanded).")
+            }
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+            guard mode & 0o077 == 0 else {
+                throw .usage(
+                    "The client secret file \(expanded) can be read by other users (mode "
+                        + "\(String(mode, radix: 8))); run: chmod 600 \(expanded)")
+            }
+            let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+            guard !secret.isEmpty else { throw .usage("The client secret file \(expanded) is empty.") }
+            return secret
+        }
+        if let secret = environment[profile.secretVariable], !secret.isEmpty { return secret }
+        return nil
+    }
+
+    /// The client's authentication at the token endpoint.
+    ///
+    /// - Parameter requiringSecret: Whether to fail when a confidential method has no secret;
+    ///   `false` for reading the store (the key names only the client id).
+    package func client(requiringSecret: Bool = true) throws(CLIError) -> ClientAuthentication {
+        let secret = requiringSecret ? try clientSecret() : ((try? clientSecret()) ?? nil)
+        let method = profile.clientAuthentication ?? (secret == nil ? .none : .clientSecretBasic)
+        switch method {
+        case .none:
+            return .none(id: profile.clientID)
+        case .clientSecretBasic, .clientSecretPost:
+            guard let secret else {
+                if !requiringSecret { return .none(id: profile.clientID) }
+                throw .usage(
+                    "Profile '\(name)' needs a client secret: set client_secret_file (--client-secret-file) or "
+                        + "$\(profile.secretVariable).")
+            }
+            return method == .clientSecretPost
+                ? .clientSecretPost(id: profile.clientID, secret: secret)
+                : .clientSecretBasic(id: profile.clientID, secret: secret)
+        }
+    }
+
+    // MARK: Endpoints
+
+    /// The profile's endpoints: by hand, from the cache (fresh for a day), or discovered now
+    /// and cached. `login` passes `refresh` to discover again.
+    package func endpoints(refresh: Bool = false) async throws -> ServerEndpoints {
+        guard let issuer = profile.issuer else {
+            guard let endpoints = ServerEndpoints(profile: profile) else {
+                throw CLIError.usage("Profile '\(name)' needs an issuer or a token endpoint.")
+            }
+            return endpoints
+        }
+        let cache = locations.endpointsDirectory.appendingPathComponent("\(name).json")
+        if !refresh, let cached = cachedEndpoints(at: cache), cached.issuer == Self.issuerString(issuer) {
+            console.detail("endpoints of \(issuer.redactedForDisplay) from \(cache.path)")
+            return cached
+        }
+        console.detail("discovering \(issuer.redactedForDisplay)")
+        let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, context: context)
+        let endpoints = try ServerEndpoints(metadata: metadata, profile: profile)
+        try endpoints.validate()
+        try? PrivateFile.write(try endpoints.cached(), to: cache)
+        return endpoints
+    }
+
+    private func cachedEndpoints(at url: URL) -> ServerEndpoints? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+            let modified = attributes[.modificationDate] as? Date,
+            Date().timeIntervalSince(modified) < Self.endpointCacheLifetime,
+            let data = FileManager.default.contents(atPath: url.path)
+        else { return nil }
+        return ServerEndpoints(cached: data)
+    }
+
+    /// The issuer as metadata spells it: no trailing slash added or removed.
+    static func issuerString(_ issuer: URL) -> String { issuer.absoluteString }
+
+    // MARK: Sessions
+
+    /// An authenticator with the verbose event log.
+    func authenticator(flow: (any OAuthFlow)? = nil) -> OAuthAuthenticator {
+        let authenticator =
+            flow.map { OAuthAuthenticator(flow: $0, store: store) } ?? OAuthAuthenticator(store: store)
+        if console.verbose {
+            let console = self.console
+            Task {
+                for await event in await authenticator.events() { console.detail("\(event)") }
+            }
+        }
+        return authenticator
+    }
+
+    /// The client credentials flow of this profile.
+    func clientCredentialsFlow(endpoints: ServerEndpoints, client: ClientAuthentication) -> ClientCredentialsFlow {
+        ClientCredentialsFlow(tokenEndpoint: endpoints.token, client: client, scope: profile.scope)
+    }
+
+    /// The stored session of this profile, or `nil` when there is none.
+    ///
+    /// - Parameter readOnly: Whether the caller only reads the session (`status`), so a missing
+    ///   client secret is no error.
+    package func restore(readOnly: Bool = false) async throws -> OAuthAuthenticator? {
+        let endpoints = try await endpoints()
+        let client = try client(requiringSecret: !readOnly)
+        if profile.grant == .clientCredentials {
+            let flow = clientCredentialsFlow(endpoints: endpoints, client: client)
+            let authenticator = authenticator(flow: flow)
+            if readOnly { return try await authenticator.currentCredential() == nil ? nil : authenticator }
+            return authenticator  // obtains a token when there is none: no sign-in needed
+        }
+        let authenticator = authenticator()
+        guard try await authenticator.restoreSession(tokenEndpoint: endpoints.token, client: client, account: name)
+        else { return nil }
+        return authenticator
+    }
+
+    /// The session for a request: restored, or ``ExitStatus/needsSignIn``.
+    package func requireSession() async throws -> OAuthAuthenticator {
+        guard let authenticator = try await restore() else {
+            throw CLIError.needsSignIn("Profile '\(name)' is not signed in. Run: authreq login --profile \(name)")
+        }
+        return authenticator
+    }
+}

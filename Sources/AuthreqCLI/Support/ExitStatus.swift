@@ -1,0 +1,105 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+
+/// The exit statuses of `authreq`, for scripts to branch on (also in `authreq --help` and the
+/// README).
+package enum ExitStatus {
+    /// It worked.
+    package static let success: Int32 = 0
+    /// Something else failed (the token store could not be read or written, an unexpected error).
+    package static let failure: Int32 = 1
+    /// No usable session: sign in with `authreq login` (never signed in, signed out, the refresh
+    /// token was rejected or expired, the sign-in was denied or timed out).
+    package static let needsSignIn: Int32 = 3
+    /// The authorization server failed or could not be reached (network, timeout, 5xx, an error
+    /// reply other than a rejected grant).
+    package static let serverError: Int32 = 4
+    /// `fetch` got an answer from the API, and it was an error status (400 or above).
+    package static let apiError: Int32 = 5
+    /// The command line or the profile is wrong (unknown option, missing setting, an `http` URL
+    /// that is not loopback, a client secret file others can read). Same as the argument parser's.
+    package static let usage: Int32 = 64
+
+    /// The table shown by `authreq --help`.
+    package static let help = """
+        Exit status: 0 success; 1 other failure (token store); 3 needs sign-in (run authreq login); \
+        4 authorization server error or unreachable; 5 the API answered 400 or above (fetch); \
+        64 usage or profile error.
+        """
+}
+
+/// A failure `authreq` reports itself: one line for people, and the exit status.
+package struct CLIError: Error, CustomStringConvertible, Equatable {
+    /// The exit status.
+    package let status: Int32
+    /// One line, never a secret.
+    package let message: String
+
+    package init(_ status: Int32, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    package var description: String { message }
+
+    /// A usage or profile error.
+    package static func usage(_ message: String) -> CLIError { CLIError(ExitStatus.usage, message) }
+    /// No session.
+    package static func needsSignIn(_ message: String) -> CLIError { CLIError(ExitStatus.needsSignIn, message) }
+}
+
+/// What an error means for the exit status and the one line shown.
+package enum ErrorReport {
+    /// The exit status for `error`.
+    package static func status(for error: any Error) -> Int32 {
+        switch error {
+        case let error as CLIError:
+            return error.status
+        case let error as AuthenticationError:
+            switch error.code {
+            case .missingCredential, .reauthenticationRequired, .refreshOutcomeUnknown: return ExitStatus.needsSignIn
+            case .insecureTransport: return ExitStatus.usage
+            case .storeFailed: return ExitStatus.failure
+            default: return error.underlyingError.map(status(for:)) ?? ExitStatus.serverError
+            }
+        case let error as OAuthError:
+            switch error.code.rawValue {
+            case "invalid_grant", "access_denied", "expired_token": return ExitStatus.needsSignIn
+            case "invalid_client", "unauthorized_client", "invalid_scope": return ExitStatus.usage
+            default: return ExitStatus.serverError
+            }
+        case let error as CodeFlowError:
+            switch error.code {
+            case .timedOut, .browserUnavailable: return ExitStatus.needsSignIn
+            case .invalidConfiguration, .insecureAuthorizationEndpoint: return ExitStatus.usage
+            default: return error.serverError.map(status(for:)) ?? ExitStatus.serverError
+            }
+        case is TokenStoreError:
+            return ExitStatus.failure
+        case is CancellationError:
+            return ExitStatus.failure
+        default:
+            return ExitStatus.serverError
+        }
+    }
+
+    /// One line for `error`, secrets redacted.
+    package static func message(for error: any Error) -> String {
+        let text: String
+        switch error {
+        case let error as CLIError:
+            text = error.message
+        case let error as AuthenticationError:
+            let hint =
+                status(for: error) == ExitStatus.needsSignIn ? " Run 'authreq login' to sign in." : ""
+            text = error.message + (error.underlyingError.map { " (\(message(for: $0)))" } ?? "") + hint
+        case let error as CodeFlowError:
+            text = error.message + (error.serverError.map { " \($0)" } ?? "")
+        default:
+            text = String(describing: error)
+        }
+        return Redaction.redact(text.replacingOccurrences(of: "\n", with: " "))
+    }
+}

@@ -1,0 +1,196 @@
+import ArgumentParser
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+import Testing
+
+@testable import AuthreqCLI
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What the commands decide without a server: exit statuses, secrets, messages, requests.
+@Suite struct CommandTests {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("authreq-\(UUID().uuidString)")
+
+    func session(_ profile: Profile, environment: [String: String] = [:]) throws -> ProfileSession {
+        try ProfileSession(
+            name: "p", profile: profile, locations: Locations(environment: ["HOME": folder.path]),
+            environment: environment, console: Console(verbose: false))
+    }
+
+    // MARK: Exit statuses
+
+    @Test func exitStatusesTellScriptsWhatToDo() {
+        let invalidGrant = OAuthError(code: "invalid_grant", errorDescription: "refresh token expired")
+        let cases: [(any Error, Int32)] = [
+            (AuthenticationError(code: .missingCredential, message: "none"), ExitStatus.needsSignIn),
+            (AuthenticationError(code: .reauthenticationRequired, message: "rejected"), ExitStatus.needsSignIn),
+            (AuthenticationError(code: .refreshOutcomeUnknown, message: "crashed"), ExitStatus.needsSignIn),
+            (
+                AuthenticationError(code: .refreshFailed, message: "r", underlyingError: invalidGrant),
+                ExitStatus.needsSignIn
+            ),
+            (
+                AuthenticationError(code: .refreshFailed, message: "r", underlyingError: URLError(.timedOut)),
+                ExitStatus.serverError
+            ),
+            (AuthenticationError(code: .insecureTransport, message: "http"), ExitStatus.usage),
+            (AuthenticationError(code: .storeFailed, message: "disk"), ExitStatus.failure),
+            (OAuthError(code: "access_denied"), ExitStatus.needsSignIn),
+            (OAuthError(code: "invalid_client"), ExitStatus.usage),
+            (OAuthError(code: "server_error"), ExitStatus.serverError),
+            (URLError(.cannotConnectToHost), ExitStatus.serverError),
+            (TokenStoreError(code: .ioFailed, key: "k"), ExitStatus.failure),
+            (CLIError(ExitStatus.apiError, "404"), ExitStatus.apiError),
+        ]
+        for (error, status) in cases {
+            #expect(ErrorReport.status(for: error) == status, "\(error)")
+        }
+    }
+
+    @Test func messagesAreOneLineWithoutSecrets() {
+        let error = AuthenticationError(
+            code: .refreshFailed, message: "The refresh failed.",
+            underlyingError: OAuthError(
+                code: "invalid_grant", errorDescription: "refresh_token=abc123 is unknown\nline two"))
+        let message = ErrorReport.message(for: error)
+        #expect(!message.contains("abc123"))
+        #expect(!message.contains("\n"))
+        #expect(message.contains("authreq login"), "a rejected refresh tells the user to sign in")
+    }
+
+    // MARK: Client secrets
+
+    @Test func aSecretFileOthersCanReadIsRefusedAndAPrivateOneIsRead() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("secret")
+        _ = FileManager.default.createFile(
+            atPath: file.path, contents: Data("s3cret &+/é\n".utf8), attributes: [.posixPermissions: 0o644])
+        var profile = Profile(clientID: "cli", issuer: URL(string: "https://auth.example.com"))
+        profile.clientSecretFile = file.path
+        let refused = #expect(throws: CLIError.self) { try session(profile).clientSecret() }
+        #expect(refused?.message.contains("chmod 600") == true)
+        #expect(refused?.message.contains("s3cret") == false)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        #expect(try session(profile).clientSecret() == "s3cret &+/é")
+        let client = try session(profile).client()
+        #expect(client.methodName == "client_secret_basic")
+    }
+
+    @Test func theSecretComesFromTheEnvironmentAndAConfidentialMethodNeedsOne() throws {
+        var profile = Profile(clientID: "cli", issuer: URL(string: "https://auth.example.com"))
+        #expect(try session(profile).client().methodName == "none")
+        #expect(
+            try session(profile, environment: ["AUTHREQ_CLIENT_SECRET": "x"]).client().methodName
+                == "client_secret_basic")
+        profile.clientSecretEnvironment = "MY_SECRET"
+        profile.clientAuthentication = .clientSecretPost
+        #expect(try session(profile, environment: ["MY_SECRET": "x"]).client().methodName == "client_secret_post")
+        let missing = #expect(throws: CLIError.self) { try session(profile).client() }
+        #expect(missing?.message.contains("$MY_SECRET") == true)
+        #expect(
+            try session(profile).client(requiringSecret: false).clientID == "cli", "reading the store needs no secret")
+    }
+
+    // MARK: Endpoint cache
+
+    @Test func theEndpointCacheRoundTripsAndRefusesUnsafeOrPartialEntries() throws {
+        let endpoints = ServerEndpoints(
+            issuer: "https://auth.example.com", authorization: URL(string: "https://auth.example.com/authorize"),
+            token: try #require(URL(string: "https://auth.example.com/token")), deviceAuthorization: nil,
+            revocation: URL(string: "https://auth.example.com/revoke"), requiresIssuerParameter: true)
+        #expect(ServerEndpoints(cached: try endpoints.cached()) == endpoints)
+        #expect(
+            ServerEndpoints(cached: Data(#"{"token_endpoint":"http://evil.example/token","requires_iss":false}"#.utf8))
+                == nil)
+        #expect(ServerEndpoints(cached: Data(#"{"token_endpoint":"https://a.example/token"}"#.utf8)) == nil)
+        #expect(ServerEndpoints(cached: Data("garbage".utf8)) == nil)
+    }
+
+    // MARK: Messages
+
+    @Test func theDeviceCodeIsShownProminentlyWithTheTimeLeft() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let authorization = DeviceAuthorization(
+            deviceCode: "device-secret", userCode: "WDJB-MJHT",
+            verificationURI: try #require(URL(string: "https://auth.example.com/device")),
+            verificationURIComplete: URL(string: "https://auth.example.com/device?user_code=WDJB-MJHT"),
+            expiresAt: now.addingTimeInterval(600), interval: 5)
+        let text = DeviceCodeMessage.text(for: authorization, now: now)
+        #expect(text.contains("enter the code:  WDJB-MJHT"))
+        #expect(text.contains("https://auth.example.com/device"))
+        #expect(text.contains("expires in 10 min"))
+        #expect(!text.contains("device-secret"))
+    }
+
+    @Test func durationsAreSpoken() {
+        #expect(Duration.spoken(45) == "45 s")
+        #expect(Duration.spoken(250) == "4 min 10 s")
+        #expect(Duration.spoken(600) == "10 min")
+        #expect(Duration.spoken(7500) == "2 h 5 min")
+        #expect(Duration.spoken(-3) == "0 s")
+    }
+
+    // MARK: Arguments
+
+    @Test func fetchBuildsTheRequestLikeCurl() throws {
+        let post = try #require(
+            AuthreqCommand.parseAsRoot([
+                "fetch", "https://api.example.com/notes", "-d", "text=hi", "-H", "Accept: application/json",
+            ]) as? Fetch)
+        let request = try post.request()
+        #expect(request.httpMethod == "POST")
+        #expect(request.httpBody == Data("text=hi".utf8))
+        #expect(request.value(forHTTPHeaderField: "Accept") == "application/json")
+        #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded")
+
+        let put = try #require(
+            AuthreqCommand.parseAsRoot(["fetch", "https://api.example.com/x", "-X", "put", "-i"]) as? Fetch)
+        #expect(try put.request().httpMethod == "PUT")
+        #expect(put.include)
+    }
+
+    @Test func fetchRefusesAnAuthorizationHeaderAndOtherSchemes() {
+        #expect(throws: (any Error).self) {
+            try AuthreqCommand.parseAsRoot(["fetch", "https://api.example.com/x", "-H", "Authorization: Bearer mine"])
+        }
+        #expect(throws: (any Error).self) { try AuthreqCommand.parseAsRoot(["fetch", "file:///etc/passwd"]) }
+        #expect(throws: (any Error).self) {
+            try AuthreqCommand.parseAsRoot(["fetch", "https://x.example", "-H", "no colon"])
+        }
+        #expect(throws: (any Error).self) {
+            try AuthreqCommand.parseAsRoot(["login", "--device", "--client-credentials"])
+        }
+    }
+
+    @Test func tokenAndStatusOptions() throws {
+        let token = try #require(AuthreqCommand.parseAsRoot(["token", "--header", "--profile", "work"]) as? Token)
+        #expect(token.header)
+        #expect(token.global.profileName == "work")
+        let status = try #require(AuthreqCommand.parseAsRoot(["status", "--json"]) as? Status)
+        #expect(status.json)
+    }
+
+    @Test func statusShowsNoSecret() throws {
+        var profile = Profile(clientID: "cli", issuer: URL(string: "https://auth.example.com"))
+        profile.scope = "profile"
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let token = OAuthToken(
+            accessToken: "access-secret", tokenType: "Bearer", expiresAt: now.addingTimeInterval(120),
+            refreshToken: "refresh-secret", scope: "profile")
+        let report = StatusReport(session: try session(profile), token: token, now: now)
+        let json = String(decoding: try report.json(), as: UTF8.self)
+        for text in [report.text, json] {
+            #expect(!text.contains("access-secret"))
+            #expect(!text.contains("refresh-secret"))
+        }
+        #expect(json.contains(#""has_refresh_token":true"#))
+        #expect(json.contains(#""expires_in":120"#))
+        #expect(report.text.contains("expires in 2 min"))
+        #expect(StatusReport(session: try session(profile), token: nil, now: now).text.contains("Signed in:      no"))
+    }
+}

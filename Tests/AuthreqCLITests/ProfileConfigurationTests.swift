@@ -1,0 +1,142 @@
+import AuthenticatedRequests
+import Foundation
+import Testing
+
+@testable import AuthreqCLI
+
+/// The configuration file and its profiles: parsing, every mistake named, where secrets and
+/// tokens may go.
+@Suite struct ProfileConfigurationTests {
+    func parse(_ json: String) throws -> ConfigurationFile {
+        try ConfigurationFile(parsing: Data(json.utf8))
+    }
+
+    func usageError(_ json: String) -> CLIError? {
+        #expect(throws: CLIError.self) { try parse(json) }
+    }
+
+    @Test func aFileWrittenByHandReadsAndRoundTrips() throws {
+        let file = try parse(
+            """
+            {"profiles": {
+              "work": {"issuer": "https://auth.example.com", "client_id": "cli", "scope": "read write",
+                       "client_secret_file": "/home/me/.secret", "client_auth": "client_secret_post",
+                       "grant": "device_code"},
+              "local": {"token_endpoint": "http://127.0.0.1:8080/token", "client_id": "dev",
+                        "redirect_uri": "http://127.0.0.1:9000/cb"}
+            }}
+            """)
+        let work = try #require(file.profiles["work"])
+        #expect(work.issuer?.absoluteString == "https://auth.example.com")
+        #expect(work.clientID == "cli")
+        #expect(work.scope == "read write")
+        #expect(work.clientAuthentication == .clientSecretPost)
+        #expect(work.grant == .deviceCode)
+        #expect(file.profiles["local"]?.tokenEndpoint?.port == 8080)
+        #expect(try ConfigurationFile(parsing: try file.serialized()) == file)
+        #expect(try parse("{}").profiles.isEmpty)
+    }
+
+    @Test func everyMistakeIsNamed() {
+        #expect(usageError("not json")?.message.contains("not valid JSON") == true)
+        #expect(usageError("[1]")?.message.contains("JSON object") == true)
+        #expect(usageError(#"{"profile": {}}"#)?.message.contains("unknown key 'profile'") == true)
+        #expect(
+            usageError(#"{"profiles": {"a": {"client_id": "x", "cliend_secret": "s"}}}"#)?.message.contains(
+                "unknown setting 'cliend_secret'") == true)
+        #expect(
+            usageError(#"{"profiles": {"a": {"issuer": "https://x"}}}"#)?.message.contains("'client_id' is missing")
+                == true)
+        #expect(usageError(#"{"profiles": {"a": {"client_id": 7}}}"#)?.message.contains("must be a string") == true)
+        #expect(
+            usageError(#"{"profiles": {"a": {"client_id": "x", "issuer": "not a url"}}}"#)?.message.contains(
+                "absolute URL") == true)
+        #expect(
+            usageError(#"{"profiles": {"a": {"client_id": "x", "grant": "password"}}}"#)?.message.contains(
+                "'grant' must be one of") == true)
+        #expect(
+            usageError(#"{"profiles": {"../etc": {"client_id": "x"}}}"#)?.message.contains("cannot name a profile")
+                == true)
+        #expect(
+            usageError(#"{"profiles": {"a": {"client_id": "x", "client_id": "y"}}}"#) != nil, "a setting named twice")
+        #expect(
+            usageError(#"{"profiles": {"a": {"client_id": "x", "client_secret": "s"}}}"#)?.message.contains(
+                "unknown setting 'client_secret'") == true, "secrets have no place in the file")
+    }
+
+    @Test(arguments: [
+        ("issuer", "http://auth.example.com"),
+        ("token_endpoint", "http://auth.example.com/token"),
+        ("authorization_endpoint", "http://10.0.0.1/authorize"),
+        ("device_authorization_endpoint", "http://example.com/device"),
+        ("revocation_endpoint", "http://127.0.0.1.example.com/revoke"),
+    ])
+    func plainHTTPToAHostThatIsNotLoopbackIsRefused(key: String, value: String) throws {
+        var fields: [String: JSONValue] = [
+            "client_id": .string("x"), "token_endpoint": .string("https://a.example/token"),
+        ]
+        fields[key] = .string(value)
+        let profile = try Profile(name: "p", fields: fields)
+        let error = #expect(throws: CLIError.self) { try profile.validate(name: "p") }
+        #expect(error?.status == ExitStatus.usage)
+        #expect(error?.message.contains("not loopback") == true)
+    }
+
+    @Test func loopbackHTTPAndHTTPSAreAccepted() throws {
+        for issuer in ["https://auth.example.com", "http://127.0.0.1:8080", "http://[::1]:8080", "http://localhost:9"] {
+            var profile = Profile(clientID: "x", issuer: URL(string: issuer))
+            try profile.validate(name: "p")
+            profile.redirectURI = URL(string: "http://127.0.0.1/cb")
+            try profile.validate(name: "p")
+        }
+    }
+
+    @Test func aProfileNeedsAnIssuerOrATokenEndpointAndALoopbackRedirect() {
+        #expect(throws: CLIError.self) { try Profile(clientID: "x").validate(name: "p") }
+        var profile = Profile(clientID: "x", issuer: URL(string: "https://auth.example.com"))
+        profile.redirectURI = URL(string: "https://app.example.com/cb")
+        #expect(throws: CLIError.self) { try profile.validate(name: "p") }
+    }
+
+    @Test func profileNames() {
+        #expect(Profile.isValidName("default"))
+        #expect(Profile.isValidName("work-2.prod_eu"))
+        #expect(!Profile.isValidName(""))
+        #expect(!Profile.isValidName("a/b"))
+        #expect(!Profile.isValidName("a b"))
+        #expect(!Profile.isValidName(".."))
+        #expect(!Profile.isValidName(".hidden"))
+        #expect(!Profile.isValidName(String(repeating: "a", count: 65)))
+    }
+
+    @Test func theFileIsWrittenWholeAndPrivate() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("authreq-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("authreq/config.json")
+        let file = ConfigurationFile(profiles: ["a": Profile(clientID: "x", issuer: URL(string: "https://a.example"))])
+        try file.save(to: url)
+        try file.save(to: url)
+        #expect(try ConfigurationFile.load(from: url) == file)
+        let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        let folderMode =
+            try FileManager.default.attributesOfItem(atPath: url.deletingLastPathComponent().path)[.posixPermissions]
+            as? NSNumber
+        #expect(folderMode?.intValue == 0o700)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) == ["config.json"]
+        )
+        #expect(try ConfigurationFile.load(from: folder.appendingPathComponent("missing.json")).profiles.isEmpty)
+    }
+
+    @Test func locationsFollowXDGAndIgnoreRelativePaths() {
+        let xdg = Locations(environment: ["HOME": "/home/me", "XDG_CONFIG_HOME": "/cfg", "XDG_STATE_HOME": "/state"])
+        #expect(xdg.configurationFile.path == "/cfg/authreq/config.json")
+        #expect(xdg.tokensDirectory.path == "/state/authreq/tokens")
+        #if os(Linux)
+            let defaults = Locations(environment: ["HOME": "/home/me", "XDG_CONFIG_HOME": "relative"])
+            #expect(defaults.configurationFile.path == "/home/me/.config/authreq/config.json")
+            #expect(defaults.tokensDirectory.path == "/home/me/.local/state/authreq/tokens")
+        #endif
+    }
+}
