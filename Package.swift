@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "AuthenticatedRequests", targets: ["AuthenticatedRequests"]),
         .library(name: "OAuthFlows", targets: ["OAuthFlows"]),
         .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
+        .library(name: "OpenIDConnect", targets: ["OpenIDConnect"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
@@ -33,7 +34,10 @@ let package = Package(
         ),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // jwt-kit 5.8 needs swift-crypto 4; 3.x still resolves for packages that pin it.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // JOSE (ID tokens, JWKS, client assertions) for OpenIDConnect.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Fetched and built only with the AsyncHTTPClient trait enabled.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -65,6 +69,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "OpenIDConnect",
+            dependencies: [
+                "CodeFlowOAuth",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -191,6 +203,15 @@ let package = Package(
                 "PostgresTokenStore", "OAuthFlows", "TestSupport", "authreq-test-helper",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "OpenIDConnectTests",
+            dependencies: [
+                "OpenIDConnect", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .testTarget(

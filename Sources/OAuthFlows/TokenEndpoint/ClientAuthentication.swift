@@ -16,6 +16,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         case basic(secret: String)
         case post(secret: String)
         case none
+        case assertion(any ClientAssertionSigner)
     }
 
     /// `client_id`.
@@ -52,12 +53,20 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         ClientAuthentication(clientID: id, method: .none)
     }
 
+    /// A signed JWT assertion (RFC 7523 §2.2, OpenID Connect Core §9): `private_key_jwt` or
+    /// `client_secret_jwt`, signed by `signer` for each request. The `OpenIDConnect` module
+    /// provides both signers.
+    public static func assertion(id: String, signer: any ClientAssertionSigner) -> ClientAuthentication {
+        ClientAuthentication(clientID: id, method: .assertion(signer))
+    }
+
     /// The method's registered name (RFC 8414 `token_endpoint_auth_methods_supported`).
     public var methodName: String {
         switch method {
         case .basic: "client_secret_basic"
         case .post: "client_secret_post"
         case .none: "none"
+        case .assertion(let signer): signer.methodName
         }
     }
 
@@ -71,12 +80,15 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     var secret: String? {
         switch method {
         case .basic(let secret), .post(let secret): secret
-        case .none: nil
+        case .none, .assertion: nil
         }
     }
 
-    /// Adds the client's credentials to a form request: a header, or body parameters.
-    func authenticate(_ request: inout URLRequest, parameters: inout [(String, String)]) {
+    /// Adds the client's credentials to a form request: a header, or body parameters. An
+    /// assertion is signed for `request`'s URL.
+    ///
+    /// - Returns: The secrets added (an assertion), for redaction.
+    func authenticate(_ request: inout URLRequest, parameters: inout [(String, String)]) async throws -> [String] {
         switch method {
         case .basic(let secret):
             // RFC 6749 §2.3.1: form-urlencode id and secret, then Base64. Spaces become %20, not
@@ -94,7 +106,15 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
             parameters.append(("client_secret", secret))
         case .none:
             parameters.append(("client_id", clientID))
+        case .assertion(let signer):
+            guard let endpoint = request.url else { return [] }
+            let assertion = try await signer.assertion(clientID: clientID, endpoint: endpoint)
+            parameters.append(("client_id", clientID))
+            parameters.append(("client_assertion_type", ClientAssertion.jwtBearerType))
+            parameters.append(("client_assertion", assertion))
+            return [assertion]
         }
+        return []
     }
 
     /// `ClientAuthentication(client_secret_basic, clientID: …)`: the secret is never shown.

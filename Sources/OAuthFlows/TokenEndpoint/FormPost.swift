@@ -49,15 +49,15 @@ package enum FormPost {
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         var parameters = parameters
-        client?.authenticate(&request, parameters: &parameters)
+        let assertions = try await client?.authenticate(&request, parameters: &parameters) ?? []
         request.httpBody = Data(FormEncoding.encode(parameters).utf8)
-        var secrets = parameters.filter { Redaction.secretNames.contains($0.0) }.map(\.1)
+        var secrets = parameters.filter { Redaction.secretNames.contains($0.0) }.map(\.1) + assertions
         if let secret = client?.secret { secrets.append(secret) }
         return try await exchange(request, secrets: secrets, context: context)
     }
 
     /// Gets `url` (metadata, keys): the same rules, no client credentials.
-    static func get(_ url: URL, context: AuthenticationContext) async throws -> ServerReply {
+    package static func get(_ url: URL, context: AuthenticationContext) async throws -> ServerReply {
         try checkSafe(url, context: context)
         var request = URLRequest(url: url)
         request.setValue("application/json", forHTTPHeaderField: "Accept")

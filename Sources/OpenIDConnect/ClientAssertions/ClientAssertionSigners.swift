@@ -1,0 +1,171 @@
+import AuthenticatedRequests
+import Foundation
+import JWTKit
+import OAuthFlows
+
+/// What a client assertion's `aud` names.
+public struct ClientAssertionAudience: Sendable, Hashable {
+    enum Kind: Hashable { case endpoint, fixed(String) }
+    let kind: Kind
+
+    /// The URL the assertion is sent to (the token endpoint, or the PAR or revocation endpoint):
+    /// the default, and what RFC 7523 §3 and most servers expect.
+    public static let endpoint = ClientAssertionAudience(kind: .endpoint)
+    /// The issuer identifier, for servers that want it (Core §9 allows either).
+    public static func issuer(_ issuer: String) -> ClientAssertionAudience {
+        ClientAssertionAudience(kind: .fixed(issuer))
+    }
+    /// Any other value the server documents.
+    public static func value(_ value: String) -> ClientAssertionAudience {
+        ClientAssertionAudience(kind: .fixed(value))
+    }
+
+    func value(for endpoint: URL) -> String {
+        switch kind {
+        case .endpoint: endpoint.absoluteString
+        case .fixed(let value): value
+        }
+    }
+}
+
+/// The claims of a client assertion (RFC 7523 §3).
+struct ClientAssertionClaims: JWTPayload {
+    let iss: String
+    let sub: String
+    let aud: String
+    let jti: String
+    let iat: Int
+    let exp: Int
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// Signs client assertions with the client's private key: `private_key_jwt` (OpenID Connect
+/// Core §9, RFC 7523). Register the public key with the server (its JWKS or `jwks_uri`).
+///
+/// ```swift
+/// let client = ClientAuthentication.assertion(
+///     id: "my-service", signer: PrivateKeyJWT(key: try ES256PrivateKey(pem: pem), keyID: "2026-11"))
+/// ```
+public struct PrivateKeyJWT: ClientAssertionSigner {
+    enum Key: Sendable {
+        case ecdsa(ES256PrivateKey)
+        case rsa(JWTKit.Insecure.RSA.PrivateKey, pss: Bool)
+        case eddsa(EdDSA.PrivateKey)
+    }
+
+    let key: Key
+    /// The `kid` of the header, naming the key among those registered.
+    public let keyID: String?
+    /// What `aud` names.
+    public let audience: ClientAssertionAudience
+    /// How long an assertion is valid, in seconds (60 by default).
+    public let lifetime: TimeInterval
+    let clock: any WallClock
+
+    /// `private_key_jwt`.
+    public var methodName: String { "private_key_jwt" }
+
+    /// ES256 with a P-256 key.
+    public init(
+        key: ES256PrivateKey, keyID: String? = nil, audience: ClientAssertionAudience = .endpoint,
+        lifetime: TimeInterval = 60, clock: any WallClock = SystemWallClock()
+    ) {
+        self.init(key: .ecdsa(key), keyID: keyID, audience: audience, lifetime: lifetime, clock: clock)
+    }
+
+    /// RS256, or PS256 with `pss`, with an RSA key.
+    public init(
+        key: JWTKit.Insecure.RSA.PrivateKey, pss: Bool = false, keyID: String? = nil,
+        audience: ClientAssertionAudience = .endpoint, lifetime: TimeInterval = 60,
+        clock: any WallClock = SystemWallClock()
+    ) {
+        self.init(key: .rsa(key, pss: pss), keyID: keyID, audience: audience, lifetime: lifetime, clock: clock)
+    }
+
+    /// EdDSA with an Ed25519 key.
+    public init(
+        key: EdDSA.PrivateKey, keyID: String? = nil, audience: ClientAssertionAudience = .endpoint,
+        lifetime: TimeInterval = 60, clock: any WallClock = SystemWallClock()
+    ) {
+        self.init(key: .eddsa(key), keyID: keyID, audience: audience, lifetime: lifetime, clock: clock)
+    }
+
+    init(key: Key, keyID: String?, audience: ClientAssertionAudience, lifetime: TimeInterval, clock: any WallClock) {
+        self.key = key
+        self.keyID = keyID
+        self.audience = audience
+        self.lifetime = lifetime
+        self.clock = clock
+    }
+
+    /// A fresh assertion for a request to `endpoint`.
+    public func assertion(clientID: String, endpoint: URL) async throws -> String {
+        let keys = JWTKeyCollection()
+        let kid = keyID.map { JWKIdentifier(string: $0) }
+        switch key {
+        case .ecdsa(let key): await keys.add(ecdsa: key, kid: kid)
+        case .rsa(let key, let pss):
+            if pss {
+                await keys.add(pss: key, digestAlgorithm: .sha256, kid: kid)
+            } else {
+                await keys.add(rsa: key, digestAlgorithm: .sha256, kid: kid)
+            }
+        case .eddsa(let key): await keys.add(eddsa: key, kid: kid)
+        }
+        return try await ClientAssertionClaims.sign(
+            clientID: clientID, audience: audience.value(for: endpoint), lifetime: lifetime, now: clock.now, keys: keys,
+            kid: kid)
+    }
+}
+
+/// Signs client assertions with an HMAC of the client secret: `client_secret_jwt` (OpenID
+/// Connect Core §9). HS256.
+public struct ClientSecretJWT: ClientAssertionSigner {
+    private let secret: String
+    /// What `aud` names.
+    public let audience: ClientAssertionAudience
+    /// How long an assertion is valid, in seconds (60 by default).
+    public let lifetime: TimeInterval
+    let clock: any WallClock
+
+    /// `client_secret_jwt`.
+    public var methodName: String { "client_secret_jwt" }
+
+    /// Creates the signer.
+    public init(
+        secret: String, audience: ClientAssertionAudience = .endpoint, lifetime: TimeInterval = 60,
+        clock: any WallClock = SystemWallClock()
+    ) {
+        self.secret = secret
+        self.audience = audience
+        self.lifetime = lifetime
+        self.clock = clock
+    }
+
+    /// A fresh assertion for a request to `endpoint`.
+    public func assertion(clientID: String, endpoint: URL) async throws -> String {
+        // RFC 7518 §3.2: an HS256 key has at least 256 bits.
+        guard secret.utf8.count >= 32 else {
+            throw OpenIDConnectError(.weakSecret, "client_secret_jwt needs a client secret of at least 32 bytes.")
+        }
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        return try await ClientAssertionClaims.sign(
+            clientID: clientID, audience: audience.value(for: endpoint), lifetime: lifetime, now: clock.now, keys: keys,
+            kid: nil)
+    }
+}
+
+extension ClientAssertionClaims {
+    /// Signs the claims of one assertion: a 256-bit random `jti`, `iat` now, `exp` after `lifetime`.
+    static func sign(
+        clientID: String, audience: String, lifetime: TimeInterval, now: Date, keys: JWTKeyCollection,
+        kid: JWKIdentifier?
+    ) async throws -> String {
+        let issued = Int(now.timeIntervalSince1970)
+        let claims = ClientAssertionClaims(
+            iss: clientID, sub: clientID, aud: audience, jti: OpenIDAuthenticationRequest.randomValue(), iat: issued,
+            exp: issued + max(1, Int(lifetime)))
+        return try await keys.sign(claims, kid: kid, header: ["typ": "JWT"])
+    }
+}

@@ -1,0 +1,211 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A session signed in with OpenID Connect: the tokens, and who signed in.
+public struct OpenIDSession: Sendable, CustomStringConvertible {
+    /// The tokens (the ID token among them); stored by the authenticator.
+    public let token: OAuthToken
+    /// The validated claims of the ID token.
+    public let claims: IDTokenClaims
+
+    /// The claims and the redacted token.
+    public var description: String { "OpenIDSession(\(claims), token: \(token))" }
+}
+
+/// A client of an OpenID provider: signs users in with the code flow, PKCE and a nonce and
+/// validates their ID token; reads UserInfo; signs them out at the provider.
+///
+/// ```swift
+/// let provider = try await OpenIDProvider.discover(issuer: URL(string: "https://accounts.example.com")!)
+/// let oidc = OpenIDClient(provider: provider, client: .none(id: "my-app"))
+/// let session = try await oidc.signIn(
+///     redirectURI: URL(string: "http://127.0.0.1/callback")!, scope: "openid profile email",
+///     userAgent: LoopbackUserAgent(), configuring: authenticator)
+/// print(session.claims.subject, session.claims.email ?? "")
+/// ```
+public struct OpenIDClient: Sendable {
+    /// The provider.
+    public let provider: OpenIDProvider
+    /// The client and how it authenticates.
+    public let client: ClientAuthentication
+    /// Transport and clock.
+    public let context: AuthenticationContext
+    /// Validates ID tokens for this client.
+    public let validator: IDTokenValidator
+
+    /// Creates the client.
+    ///
+    /// - Parameters:
+    ///   - clientSecretForHMAC: The client secret, only when HS256 ID tokens are expected
+    ///     (`options.allowsHMAC`).
+    ///   - options: ID token validation settings; strict by default.
+    public init(
+        provider: OpenIDProvider, client: ClientAuthentication, clientSecretForHMAC: String? = nil,
+        options: IDTokenValidator.Options = IDTokenValidator.Options(),
+        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+    ) {
+        self.provider = provider
+        self.client = client
+        self.context = context
+        self.validator = IDTokenValidator(
+            issuer: provider.issuer, clientID: client.clientID, keys: provider.keys,
+            advertisedAlgorithms: provider.idTokenSigningAlgorithms, clientSecret: clientSecretForHMAC,
+            options: options)
+    }
+
+    // MARK: Sign-in
+
+    /// Signs the user in: the authorization code flow with PKCE and a fresh nonce through
+    /// `userAgent`, then the ID token validated rule by rule; `authenticator` keeps the session
+    /// (refreshes validate new ID tokens against it).
+    ///
+    /// - Parameters:
+    ///   - scope: Must contain `openid`; it is added when missing.
+    ///   - request: `prompt`, `max_age`, `login_hint`, `ui_locales`, `acr_values`.
+    /// - Throws: ``IDTokenValidationError`` naming the rule a bad ID token broke (the session is
+    ///   then not stored), and what `CodeFlowManager` throws.
+    public func signIn(
+        redirectURI: URL, scope: String = "openid",
+        request: OpenIDAuthenticationRequest = OpenIDAuthenticationRequest(),
+        userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil
+    ) async throws -> OpenIDSession {
+        let scopes = scope.split(separator: " ").map(String.init)
+        let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
+        let nonce = OpenIDAuthenticationRequest.randomValue()
+        let configuration = try AuthenticationConfiguration(
+            metadata: provider.metadata, client: client, redirectURI: redirectURI, scope: fullScope,
+            additionalParameters: request.parameters(nonce: nonce))
+        let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
+        let result = try await manager.authorize(account: account)
+        guard let idToken = result.token.idToken else {
+            throw IDTokenValidationError(.missing, "The token response has no id_token although openid was asked for.")
+        }
+        let claims = try await validator.validate(
+            idToken,
+            expecting: IDTokenExpectations(nonce: nonce, maxAge: request.maxAge, accessToken: result.token.accessToken),
+            now: context.clock.now)
+        await authenticator.configure(with: try sessionFlow(account: account), token: result.token)
+        return OpenIDSession(token: result.token, claims: claims)
+    }
+
+    /// The flow of this client's sessions.
+    public func sessionFlow(account: String? = nil) throws -> OpenIDSessionFlow {
+        OpenIDSessionFlow(
+            tokenEndpoint: try provider.metadata.tokenEndpoint(client: client).url, client: client, account: account,
+            validator: validator)
+    }
+
+    /// Brings back a session signed in earlier from `store`, or `nil` when there is none.
+    public func restore(
+        store: any TokenStore, account: String? = nil,
+        configuration: OAuthAuthenticator.Configuration = OAuthAuthenticator.Configuration()
+    ) async throws -> OAuthAuthenticator? {
+        try await OAuthAuthenticator.restore(
+            flow: try sessionFlow(account: account), store: store, configuration: configuration)
+    }
+
+    // MARK: UserInfo
+
+    /// The UserInfo claims of the signed-in user (Core §5.3), fetched with the session's access
+    /// token (refreshed if needed); refused unless their `sub` is the ID token's.
+    public func userInfo(using authenticator: OAuthAuthenticator) async throws -> [String: JSONValue] {
+        guard let endpoint = provider.userInfoEndpoint else {
+            throw OpenIDConnectError(.missingEndpoint, "The provider has no userinfo_endpoint.")
+        }
+        guard let subject = try await authenticator.currentCredential()?.idTokenClaims?.subject else {
+            throw OpenIDConnectError(.noIDToken, "The session has no ID token to compare UserInfo's sub with.")
+        }
+        var request = URLRequest(url: endpoint)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (body, response) = try await authenticator.send(request, over: context.transport)
+        guard (200..<300).contains(response.statusCode) else {
+            throw OpenIDConnectError(.userInfoFailed, "UserInfo answered \(response.statusCode).")
+        }
+        guard body.count <= 1 << 20, let claims = try? JSONValue(parsing: body).objectValue else {
+            throw OpenIDConnectError(
+                .userInfoFailed, "The UserInfo response is not a JSON object (signed responses are not supported).")
+        }
+        guard let received = claims["sub"]?.stringValue, received == subject else {
+            throw OpenIDConnectError(
+                .subjectMismatch, "UserInfo's sub is not the ID token's; the response was refused.")
+        }
+        return claims
+    }
+
+    // MARK: Sign-out
+
+    /// The provider's logout URL (RP-Initiated Logout 1.0 §2): `id_token_hint`, `client_id`,
+    /// and, when given, `post_logout_redirect_uri` and `state`.
+    public func endSessionURL(idTokenHint: String?, postLogoutRedirectURI: URL?, state: String?) throws -> URL {
+        guard let endpoint = provider.endSessionEndpoint,
+            var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
+        else {
+            throw OpenIDConnectError(.missingEndpoint, "The provider has no end_session_endpoint.")
+        }
+        var items = components.queryItems ?? []
+        if let idTokenHint { items.append(URLQueryItem(name: "id_token_hint", value: idTokenHint)) }
+        items.append(URLQueryItem(name: "client_id", value: client.clientID))
+        if let postLogoutRedirectURI {
+            items.append(URLQueryItem(name: "post_logout_redirect_uri", value: postLogoutRedirectURI.absoluteString))
+        }
+        if let state { items.append(URLQueryItem(name: "state", value: state)) }
+        components.percentEncodedQuery = items.map {
+            FormEncoding.encode($0.name, spaceAsPlus: false) + "="
+                + FormEncoding.encode($0.value ?? "", spaceAsPlus: false)
+        }.joined(separator: "&")
+        guard let url = components.url else {
+            throw OpenIDConnectError(.missingEndpoint, "The end_session_endpoint is not a valid URL.")
+        }
+        return url
+    }
+
+    /// Signs the user out: revokes the tokens where the provider can (RFC 7009) and deletes them,
+    /// then, with a `userAgent`, ends the session at the provider (RP-Initiated Logout) and waits
+    /// for its redirect to `postLogoutRedirectURI` with the `state` sent.
+    ///
+    /// The tokens are deleted even when revocation or the logout page fails; the first failure
+    /// is thrown afterwards.
+    public func signOut(
+        _ authenticator: OAuthAuthenticator, postLogoutRedirectURI: URL? = nil,
+        userAgent: (any AuthorizationUserAgent)? = nil
+    ) async throws {
+        let idToken = try? await authenticator.currentCredential()?.idToken
+        var failure: (any Error)?
+        if let revocation = provider.metadata.revocationEndpoint {
+            do {
+                try await authenticator.signOut(revokingAt: RevocationEndpoint(url: revocation, client: client))
+            } catch {
+                failure = error
+            }
+        } else {
+            await authenticator.clearCredential()
+        }
+        guard let userAgent, let postLogoutRedirectURI, provider.endSessionEndpoint != nil else {
+            if let failure { throw failure }
+            return
+        }
+        let session = try await userAgent.begin(redirectURI: postLogoutRedirectURI)
+        let state = OpenIDAuthenticationRequest.randomValue()
+        do {
+            let url = try endSessionURL(
+                idTokenHint: idToken ?? nil, postLogoutRedirectURI: session.redirectURI, state: state)
+            let redirect = try await session.present(url)
+            await session.close()
+            let returned = URLComponents(url: redirect, resolvingAgainstBaseURL: false)?.queryItems?
+                .first { $0.name == "state" }?.value
+            guard returned == state else {
+                throw OpenIDConnectError(.logoutStateMismatch, "The logout redirect did not carry the state sent.")
+            }
+        } catch {
+            await session.close()
+            throw error
+        }
+        if let failure { throw failure }
+    }
+}
