@@ -32,6 +32,8 @@ final class TestProvider: Sendable {
     let edKey: EdDSA.PrivateKey
     let published = Locked<[JSONValue]>([])
     let fetches = Locked(0)
+    /// Other routes of the provider, by path.
+    let routes = Locked<[String: @Sendable (URLRequest) async throws -> (Data, HTTPURLResponse)]>([:])
 
     init() throws {
         ecKey = ES256PrivateKey()
@@ -75,7 +77,12 @@ final class TestProvider: Sendable {
     var context: AuthenticationContext {
         AuthenticationContext(
             transport: InMemoryTransport { [self] request in
-                guard request.url?.path == "/jwks" else { return try InMemoryTransport.reply(to: request, status: 404) }
+                guard request.url?.path == "/jwks" else {
+                    guard let route = routes.withLock({ $0[request.url?.path ?? ""] }) else {
+                        return try InMemoryTransport.reply(to: request, status: 404)
+                    }
+                    return try await route(request)
+                }
                 fetches.withLock { $0 += 1 }
                 let body = try JSONEncoder().encode(JSONValue.object(["keys": .array(published.withLock { $0 })]))
                 return try InMemoryTransport.reply(
