@@ -9,6 +9,11 @@ rotated-out refresh token presented again revokes every token of its grant (its 
 Test-only routes under /test/ create isolated clients and report what the server saw, so tests
 that run in parallel never share state.
 
+OpenID Connect: Authlib's OpenIDCode extension signs ID tokens with RS256 or ES256 (per client,
+`id_token_signed_response_alg`), with keys published at /jwks that /test/rotate-keys replaces;
+/.well-known/openid-configuration, /userinfo and an RP-initiated logout endpoint (/logout) go with
+it.
+
 Usage: python server.py PORT [--access-token-lifetime SECONDS]
 """
 
@@ -26,7 +31,10 @@ from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
 from authlib.oauth2.rfc9207 import IssuerParameter
-from flask import Flask, jsonify, request
+from authlib.oidc.core.grants import OpenIDCode
+from flask import Flask, jsonify, redirect, request
+from joserfc import jwt as jose_jwt
+from joserfc.jwk import ECKey, RSAKey
 
 LOCK = threading.RLock()
 CLIENTS = {}  # client_id -> Client
@@ -37,7 +45,9 @@ DEVICE = {}  # device_code -> dict
 USER_GRANTS = {}  # user_code -> approved (bool)
 LAST_POLL = {}  # device_code -> time of last poll
 STATS = defaultdict(lambda: defaultdict(int))  # client_id -> grant_type -> count
-USER = {"id": "1", "name": "Ada Lovelace"}
+USER = {"id": "1", "name": "Ada Lovelace", "email": "ada@example.com"}
+SIGNING_KEYS = {}  # alg -> private key (joserfc), replaced by /test/rotate-keys
+RETIRED_KEYS = []  # public JWKs still published after a rotation
 ALL_GRANTS = [
     "client_credentials",
     "authorization_code",
@@ -56,6 +66,7 @@ class Client(ClientMixin):
         device_interval=1,
         reuse_detection=False,
         access_token_lifetime=None,
+        id_token_alg="RS256",
     ):
         self.client_id = client_id
         self.client_secret = secret
@@ -64,6 +75,7 @@ class Client(ClientMixin):
         self.device_interval = device_interval
         self.reuse_detection = reuse_detection
         self.access_token_lifetime = access_token_lifetime
+        self.id_token_signed_response_alg = id_token_alg
 
     def get_client_id(self):
         return self.client_id
@@ -131,10 +143,23 @@ class Token(TokenMixin):
 
 
 class AuthorizationCode(AuthorizationCodeMixin):
-    def __init__(self, code, client_id, redirect_uri, scope, challenge, method):
+    def __init__(self, code, client_id, redirect_uri, scope, challenge, method, nonce=None):
         self.code, self.client_id, self.redirect_uri, self.scope = code, client_id, redirect_uri, scope
         self.code_challenge, self.code_challenge_method = challenge, method
+        self.nonce = nonce
         self.created = time.time()
+
+    def get_nonce(self):
+        return self.nonce
+
+    def get_auth_time(self):
+        return int(self.created)
+
+    def get_acr(self):
+        return None
+
+    def get_amr(self):
+        return None
 
     def get_redirect_uri(self):
         return self.redirect_uri
@@ -170,6 +195,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
                 req.payload.scope,
                 req.payload.data.get("code_challenge"),
                 req.payload.data.get("code_challenge_method"),
+                req.payload.data.get("nonce"),
             )
 
     def query_authorization_code(self, code, client):
@@ -208,6 +234,44 @@ class S256CodeChallenge(CodeChallenge):
 
     def get_authorization_code_challenge_method(self, authorization_code):
         return authorization_code.code_challenge_method
+
+
+def make_signing_keys():
+    """A new RS256 and ES256 key, each with a kid of its own."""
+    suffix = secrets.token_hex(4)
+    return {
+        "RS256": RSAKey.generate_key(2048, parameters={"kid": f"rsa-{suffix}", "use": "sig", "alg": "RS256"}),
+        "ES256": ECKey.generate_key("P-256", parameters={"kid": f"ec-{suffix}", "use": "sig", "alg": "ES256"}),
+    }
+
+
+class TestOpenIDCode(OpenIDCode):
+    """ID tokens for the code flow: signed with the client's algorithm, nonce required."""
+
+    def resolve_client_private_key(self, client):
+        with LOCK:
+            return SIGNING_KEYS[client.id_token_signed_response_alg]
+
+    def get_client_algorithm(self, client):
+        return client.id_token_signed_response_alg
+
+    def get_client_claims(self, client):
+        return {"iss": ISSUER, "aud": [client.get_client_id()], "exp": int(time.time()) + 300}
+
+    def get_encode_header(self, client):
+        alg = client.id_token_signed_response_alg
+        with LOCK:
+            return {"alg": alg, "kid": SIGNING_KEYS[alg].kid}
+
+    def exists_nonce(self, nonce, req):
+        with LOCK:
+            return any(code.nonce == nonce for code in CODES.values())
+
+    def generate_user_info(self, user, scope):
+        info = {"sub": user["id"], "name": user["name"]}
+        if "email" in scope.split():
+            info["email"] = user["email"]
+        return info
 
 
 class RefreshTokenGrant(grants.RefreshTokenGrant):
@@ -366,6 +430,75 @@ def metadata():
     )
 
 
+@app.get("/.well-known/openid-configuration")
+def openid_configuration():
+    document = metadata().get_json()
+    document.update(
+        jwks_uri=f"{ISSUER}/jwks",
+        userinfo_endpoint=f"{ISSUER}/userinfo",
+        end_session_endpoint=f"{ISSUER}/logout",
+        subject_types_supported=["public"],
+        id_token_signing_alg_values_supported=["RS256", "ES256"],
+        scopes_supported=["openid", "profile", "email"],
+        claims_supported=["sub", "name", "email", "nonce", "auth_time", "at_hash"],
+    )
+    return jsonify(document)
+
+
+@app.get("/jwks")
+def jwks():
+    with LOCK:
+        STATS["_server"]["jwks"] += 1
+        keys = [key.as_dict(private=False) for key in SIGNING_KEYS.values()] + RETIRED_KEYS
+    return jsonify(keys=keys)
+
+
+@app.post("/test/rotate-keys")
+def rotate_keys():
+    global SIGNING_KEYS
+    with LOCK:
+        RETIRED_KEYS.extend(key.as_dict(private=False) for key in SIGNING_KEYS.values())
+        SIGNING_KEYS = make_signing_keys()
+        return jsonify(kids={alg: key.kid for alg, key in SIGNING_KEYS.items()})
+
+
+@app.get("/userinfo")
+@require_oauth("openid")
+def userinfo():
+    return jsonify(sub=USER["id"], name=USER["name"], email=USER["email"])
+
+
+@app.get("/logout")
+def logout():
+    """RP-initiated logout: checks the id_token_hint against the server's keys and the client,
+    then redirects to the loopback post_logout_redirect_uri with the state."""
+    from urllib.parse import urlencode, urlsplit
+
+    hint = request.args.get("id_token_hint", "")
+    client_id = request.args.get("client_id", "")
+    target = request.args.get("post_logout_redirect_uri")
+    with LOCK:
+        keys = [key for key in SIGNING_KEYS.values()]
+    claims = None
+    for key in keys:
+        try:
+            claims = jose_jwt.decode(hint, key).claims
+            break
+        except Exception:
+            continue
+    if claims is None or client_id not in ([claims.get("aud")] if isinstance(claims.get("aud"), str) else claims.get("aud", [])):
+        return jsonify(error="invalid_request", error_description="bad id_token_hint"), 400
+    with LOCK:
+        STATS[client_id]["logout"] += 1
+    if not target:
+        return jsonify(logged_out=True)
+    parts = urlsplit(target)
+    if parts.scheme != "http" or parts.hostname != "127.0.0.1":
+        return jsonify(error="invalid_request", error_description="post_logout_redirect_uri not registered"), 400
+    state = request.args.get("state")
+    return redirect(target + ("?" + urlencode({"state": state}) if state else ""), code=302)
+
+
 @app.get("/authorize")
 def authorize():
     # The test user approves, unless the request asks for a denial (test_decision=deny).
@@ -438,6 +571,7 @@ def create_client():
         body.get("device_interval", 1),
         reuse_detection=bool(body.get("reuse_detection")),
         access_token_lifetime=body.get("access_token_lifetime"),
+        id_token_alg=body.get("id_token_alg", "RS256"),
     )
     with LOCK:
         CLIENTS[client_id] = client
@@ -466,7 +600,9 @@ def main():
     app.config["OAUTH2_TOKEN_EXPIRES_IN"] = "__main__.token_expires_in"
     app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
     server.init_app(app, query_client=lambda cid: CLIENTS.get(cid), save_token=save_token)
-    server.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True)])
+    global SIGNING_KEYS
+    SIGNING_KEYS = make_signing_keys()
+    server.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True), TestOpenIDCode(require_nonce=True)])
     server.register_grant(RefreshTokenGrant)
     server.register_grant(ClientCredentialsGrant)
     server.register_grant(DeviceGrant)

@@ -52,15 +52,17 @@ enum TestAuthorizationServer {
     /// - Parameters:
     ///   - reuseDetection: a rotated-out refresh token presented again revokes the whole grant.
     ///   - accessTokenLifetime: seconds; the server's default (4 under `Scripts/test`) when `nil`.
+    ///   - idTokenAlgorithm: how the server signs this client's ID tokens (RS256 or ES256).
     static func makeClient(
         public isPublic: Bool = false,
         deviceCodeLifetime: Int = 30,
         reuseDetection: Bool = false,
-        accessTokenLifetime: Int? = nil
+        accessTokenLifetime: Int? = nil,
+        idTokenAlgorithm: String = "RS256"
     ) async throws -> Client {
         var body: [String: Any] = [
             "public": isPublic, "device_code_lifetime": deviceCodeLifetime, "device_interval": 1,
-            "reuse_detection": reuseDetection,
+            "reuse_detection": reuseDetection, "id_token_alg": idTokenAlgorithm,
         ]
         if let accessTokenLifetime { body["access_token_lifetime"] = accessTokenLifetime }
         let reply = try await json("test/clients", method: "POST", body: body)
