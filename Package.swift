@@ -221,7 +221,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication", "OpenIDConnect",
+                "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
+                "OpenIDConnect",
                 "PostgresTokenStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(
