@@ -134,7 +134,7 @@ let package = Package(
         .target(
             name: "ReadmeSnippets",
             dependencies: [
-                "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore",
+                "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect",
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),

@@ -20,6 +20,7 @@ let benchmarks: @Sendable () -> Void = {
     parsingBenchmarks()
     sessionBenchmarks()
     fleetBenchmarks()
+    openIDBenchmarks()
     let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
 
     // 1. Overhead: the same in-memory request with and without authentication.

@@ -1,0 +1,285 @@
+"""An OpenID provider on idpyoidc 5.0.0 for the end-to-end tests, wired to Flask as its
+example/flask_op does: discovery, JWKS, the code flow with PKCE (S256) and nonce, refresh,
+UserInfo, revocation, RP-initiated logout and private_key_jwt client authentication.
+
+The test user is signed in without a form (idpyoidc's NoAuthn). Shims for tests, outside
+idpyoidc's protocol logic:
+- loopback redirect URIs match on any port (RFC 8252 §7.3), which idpyoidc does not do;
+- the logout confirmation page is confirmed at once, as the user would click it, and the logout
+  endpoint does not try to authenticate the client (idpyoidc 5.0.0 does, and fails);
+- test routes under /test/ register clients, rotate the signing keys and count requests.
+
+idpyoidc writes key files into its working folder: start this script in a temporary folder.
+
+Usage: python server.py PORT
+"""
+
+import json
+import sys
+import threading
+from collections import defaultdict
+from urllib.parse import urlencode, urlsplit
+
+from cryptojwt.key_issuer import build_keyissuer
+from flask import Flask, jsonify, make_response, redirect, request
+
+from idpyoidc.message.oauth2 import ResponseMessage
+from idpyoidc.message.oidc import AccessTokenRequest
+from idpyoidc.server import Server
+from idpyoidc.server.configure import OPConfiguration
+from idpyoidc.server.oidc.token import Token
+from idpyoidc.server.user_authn.authn_context import INTERNETPROTOCOLPASSWORD
+from idpyoidc.server.user_info import UserInfo
+
+PORT = int(sys.argv[1])
+ISSUER = f"http://127.0.0.1:{PORT}"
+LOCK = threading.RLock()
+STATS = defaultdict(lambda: defaultdict(int))
+LOGOUTS = {}  # state of a logout request -> client_id
+KEY_DEFS = [{"type": "RSA", "key": "", "use": ["sig"]}, {"type": "EC", "crv": "P-256", "use": ["sig"]}]
+CRYPT = {
+    "kwargs": {
+        "keys": {"key_defs": [{"type": "OCT", "use": ["enc"], "kid": "password"}, {"type": "OCT", "use": ["enc"], "kid": "salt"}]},
+        "iterations": 1,
+    }
+}
+USERS = {"diana": {"sub": "diana", "name": "Diana Prince", "email": "diana@example.com", "email_verified": True}}
+
+CONF = {
+    "issuer": ISSUER,
+    "httpc_params": {"verify": False, "timeout": 5},
+    "preference": {
+        "subject_types_supported": ["public"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "id_token_signing_alg_values_supported": ["RS256", "ES256"],
+    },
+    "keys": {"uri_path": "jwks", "key_defs": KEY_DEFS, "private_path": "private/jwks.json", "read_only": False},
+    "add_on": {"pkce": {"function": "idpyoidc.server.oauth2.add_on.pkce.add_support", "kwargs": {"essential": True, "code_challenge_method": "S256"}}},
+    "token_handler_args": {
+        "jwks_def": {"private_path": "private/token_jwks.json", "read_only": False,
+                     "key_defs": [{"type": "oct", "bytes": "24", "use": ["enc"], "kid": "code"}]},
+        "code": {"lifetime": 600, "kwargs": {"crypt_conf": CRYPT}},
+        "token": {"class": "idpyoidc.server.token.jwt_token.JWTToken", "kwargs": {"lifetime": 3600, "add_claims_by_scope": True}},
+        "refresh": {"class": "idpyoidc.server.token.jwt_token.JWTToken", "kwargs": {"lifetime": 86400}},
+        "id_token": {"class": "idpyoidc.server.token.id_token.IDToken", "kwargs": {}},
+    },
+    "cookie_handler": {
+        "class": "idpyoidc.server.cookie_handler.CookieHandler",
+        "kwargs": {"keys": {"key_defs": [{"type": "oct", "kid": "sig", "use": ["sig"]}, {"type": "oct", "kid": "enc", "use": ["enc"]}]},
+                   "name": {"session": "oidc_op", "register": "oidc_op_rp", "session_management": "sman"}},
+    },
+    "endpoint": {
+        "provider_config": {"path": ".well-known/openid-configuration", "class": "idpyoidc.server.oidc.provider_config.ProviderConfiguration", "kwargs": {}},
+        "authorization": {"path": "authorization", "class": "idpyoidc.server.oidc.authorization.Authorization",
+                          "kwargs": {"response_types_supported": ["code"], "response_modes_supported": ["query"]}},
+        "token": {"path": "token", "class": "idpyoidc.server.oidc.token.Token",
+                  "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
+        "userinfo": {"path": "userinfo", "class": "idpyoidc.server.oidc.userinfo.UserInfo", "kwargs": {}},
+        "revocation": {"path": "revoke", "class": "idpyoidc.server.oauth2.token_revocation.TokenRevocation",
+                       "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
+        "session": {"path": "end_session", "class": "idpyoidc.server.oidc.session.Session",
+                    "kwargs": {"post_logout_uri_path": "post_logout", "signing_alg": "ES256",
+                               "logout_verify_url": f"{ISSUER}/verify_logout", "client_authn_method": None}},
+    },
+    "authentication": {"anon": {"acr": INTERNETPROTOCOLPASSWORD, "class": "idpyoidc.server.user_authn.user.NoAuthn", "kwargs": {"user": "diana"}}},
+    "userinfo": {"class": UserInfo, "kwargs": {"db": USERS}},
+    "authz": {"class": "idpyoidc.server.authz.AuthzHandling", "kwargs": {"grant_config": {
+        "usage_rules": {
+            "authorization_code": {"expires_in": 300, "supports_minting": ["access_token", "refresh_token", "id_token"], "max_usage": 1},
+            "access_token": {"expires_in": 600},
+            "refresh_token": {"expires_in": 86400, "supports_minting": ["access_token", "refresh_token", "id_token"]},
+        },
+        "expires_in": 43200}}},
+    "session_params": {"encrypter": CRYPT},
+    "template_dir": "templates",
+}
+
+server = Server(OPConfiguration(conf=CONF, base_path="."), cwd=".")
+# The logout endpoint is configured without client authentication, but idpyoidc 5.0.0 still
+# authenticates the request and fails (KeyError 'token'); RP-Initiated Logout asks for none.
+server.get_endpoint("session").client_authentication = lambda *args, **kwargs: None
+app = Flask(__name__)
+
+
+def http_info():
+    return {
+        "headers": {k: v for k, v in request.headers.items(lower=True) if k not in ("cookie", "user-agent")},
+        "method": request.method,
+        "url": request.url,
+        "cookie": [{"name": k, "value": v} for k, v in request.cookies.items()],
+    }
+
+
+def respond(endpoint, req_args, **info):
+    result = endpoint.do_response(request=req_args, **info)
+    placement = result.get("response_placement", endpoint.response_placement)
+    if placement == "url":
+        response = redirect(result["response"])
+    else:
+        response = make_response(result["response"], result.get("response_code", 400 if info.get("error") else 200))
+    for key, value in result.get("http_headers", []):
+        response.headers[key] = value
+    cookies = result.get("cookie", [])
+    for cookie in cookies if isinstance(cookies, list) else [cookies]:
+        spec = {k: v for k, v in cookie.items() if k != "name"}
+        spec.update(path="/", samesite="Lax")
+        response.set_cookie(cookie["name"], **spec)
+    return response
+
+
+def service(name, drop=()):
+    endpoint = server.get_endpoint(name)
+    info = http_info()
+    with LOCK:
+        STATS["_server"][name] += 1
+    try:
+        if request.method == "GET":
+            args = {k: v for k, v in request.args.to_dict().items() if k not in drop}
+        else:
+            args = request.get_data(as_text=True) if request.data else request.form.to_dict()
+        req_args = endpoint.parse_request(args, http_info=info)
+    except Exception as err:
+        app.logger.warning("%s: %s", name, err)
+        return make_response(json.dumps({"error": "invalid_request", "error_description": str(err)}), 400,
+                             {"Content-Type": "application/json"})
+    if isinstance(req_args, ResponseMessage) and "error" in req_args:
+        app.logger.warning("%s: %s", name, req_args.to_json())
+        return make_response(req_args.to_json(), 401 if req_args["error"] == "invalid_client" else 400,
+                             {"Content-Type": "application/json"})
+    try:
+        if isinstance(endpoint, Token):
+            with LOCK:
+                STATS[req_args.get("client_id", "?")][req_args.get("grant_type", "?")] += 1
+            result = endpoint.process_request(AccessTokenRequest(**req_args), http_info=info)
+        else:
+            result = endpoint.process_request(req_args, http_info=info)
+    except Exception as err:
+        app.logger.warning("%s: %s", name, err)
+        return make_response(json.dumps({"error": "invalid_request", "error_description": str(err)}), 400,
+                             {"Content-Type": "application/json"})
+    if "redirect_location" in result:
+        return redirect(result["redirect_location"])
+    if "http_response" in result:
+        return make_response(result["http_response"], 200)
+    return respond(endpoint, req_args, **result)
+
+
+@app.get("/.well-known/openid-configuration")
+def provider_config():
+    return service("provider_config")
+
+
+@app.get("/jwks")
+def jwks():
+    with LOCK:
+        STATS["_server"]["jwks"] += 1
+        return jsonify(server.context.keyjar.export_jwks(issuer_id=""))
+
+
+@app.get("/authorization")
+def authorization():
+    # RFC 8252 §7.3: a loopback redirect URI matches on any port; idpyoidc matches exactly, so the
+    # port the client chose is registered for it before idpyoidc checks the request.
+    uri = request.args.get("redirect_uri", "")
+    client = server.context.cdb.get(request.args.get("client_id", ""))
+    parts = urlsplit(uri)
+    if client is not None and parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/callback":
+        if (uri, None) not in client["redirect_uris"]:
+            client["redirect_uris"].append((uri, None))
+    return service("authorization")
+
+
+@app.post("/token")
+def token():
+    return service("token")
+
+
+@app.route("/userinfo", methods=["GET", "POST"])
+def userinfo():
+    return service("userinfo")
+
+
+@app.post("/revoke")
+def revoke():
+    return service("token_revocation")
+
+
+@app.get("/end_session")
+def end_session():
+    target = request.args.get("post_logout_redirect_uri", "")
+    client = server.context.cdb.get(request.args.get("client_id", ""))
+    parts = urlsplit(target)
+    if client is not None and parts.scheme == "http" and parts.hostname == "127.0.0.1":
+        if [target, ""] not in client["post_logout_redirect_uri"]:
+            client["post_logout_redirect_uri"] = [target, ""]
+    with LOCK:
+        LOGOUTS[request.args.get("state", "")] = request.args.get("client_id", "?")
+    return service("session")
+
+
+@app.route("/verify_logout", methods=["GET", "POST"])
+def verify_logout():
+    # The confirmation page idpyoidc asks for, confirmed at once as the test user would.
+    endpoint = server.get_endpoint("session")
+    info = endpoint.unpack_signed_jwt(request.args["sjwt"])
+    endpoint.do_verified_logout(alla=False, **info)
+    with LOCK:
+        STATS[LOGOUTS.pop(info.get("state", ""), "?")]["logout"] += 1
+    target = info["redirect_uri"]
+    if info.get("state"):
+        target += ("&" if "?" in target else "?") + urlencode({"state": info["state"]})
+    return redirect(target)
+
+
+@app.post("/test/clients")
+def create_client():
+    body = request.get_json(silent=True) or {}
+    import secrets
+
+    client_id = f"client-{secrets.token_hex(6)}"
+    secret = secrets.token_urlsafe(32)
+    entry = {
+        "client_id": client_id,
+        "client_secret": secret,
+        "redirect_uris": [],
+        "client_salt": secrets.token_hex(4),
+        "token_endpoint_auth_method": body.get("auth_method", "client_secret_basic"),
+        "response_types_supported": ["code"],
+        "post_logout_redirect_uri": ["", ""],
+        "allowed_scopes": ["openid", "profile", "email", "offline_access"],
+        "id_token_signed_response_alg": body.get("id_token_alg", "RS256"),
+    }
+    if "jwks" in body:
+        entry["jwks"] = body["jwks"]
+        server.context.keyjar.import_jwks(body["jwks"], client_id)
+    with LOCK:
+        server.context.cdb[client_id] = entry
+    return jsonify(client_id=client_id, client_secret=secret)
+
+
+@app.post("/test/rotate-keys")
+def rotate_keys():
+    # New signing keys replace the old ones (cryptojwt's rotate_keys keeps signing with the old
+    # keys it marks inactive, while no longer publishing them).
+    # idpyoidc keeps the provider's keys under "" (published) and its issuer ID (signing).
+    with LOCK:
+        keys = build_keyissuer(KEY_DEFS)
+        for owner in list(server.context.keyjar.owners()):
+            if owner in ("", ISSUER):
+                server.context.keyjar[owner] = keys
+    return jsonify(rotated=True)
+
+
+@app.get("/test/stats/<client_id>")
+def stats(client_id):
+    with LOCK:
+        return jsonify(dict(STATS[client_id]))
+
+
+@app.get("/test/health")
+def health():
+    return jsonify(ok=True)
+
+
+if __name__ == "__main__":
+    app.run(host="127.0.0.1", port=PORT, threaded=False)
