@@ -205,3 +205,26 @@ import Testing
         #expect(await rejection(sameUser, expecting: IDTokenExpectations(previous: first)) == nil)
     }
 }
+
+/// Base64url as RFC 4648 §5 defines it, without padding.
+@Suite struct Base64URLTests {
+    @Test func roundTripsEveryLengthAndMatchesFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoded = Base64URL.encode(bytes)
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(encoded == foundation)
+            #expect(Base64URL.decode(Substring(encoded)) == Data(bytes))
+        }
+    }
+
+    @Test func refusesPaddingForeignCharactersAndImpossibleLengths() {
+        #expect(Base64URL.decode("YQ==") == nil)
+        #expect(Base64URL.decode("a+b/") == nil)
+        #expect(Base64URL.decode("abcde") == nil, "4n+1 characters encode nothing")
+        #expect(Base64URL.decode("YR") == nil, "non-zero trailing bits")
+        #expect(Base64URL.decode("YQ") == Data("a".utf8))
+    }
+}

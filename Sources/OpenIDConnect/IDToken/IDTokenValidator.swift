@@ -75,7 +75,13 @@ public struct IDTokenValidator: Sendable {
 
     /// Creates a validator.
     ///
-    /// - Parameter clientSecret: The client secret, for HS* tokens when ``Options/allowsHMAC``.
+    /// - Parameters:
+    ///   - issuer: The provider's issuer identifier; `iss` must equal it.
+    ///   - clientID: The client's `client_id`; `aud` must contain it.
+    ///   - keys: The provider's signing keys.
+    ///   - advertisedAlgorithms: The provider's `id_token_signing_alg_values_supported`.
+    ///   - clientSecret: The client secret, for HS* tokens when ``Options/allowsHMAC``.
+    ///   - options: The validation settings; strict by default.
     public init(
         issuer: String, clientID: String, keys: JSONWebKeySet, advertisedAlgorithms: [String] = ["RS256"],
         clientSecret: String? = nil, options: Options = Options()

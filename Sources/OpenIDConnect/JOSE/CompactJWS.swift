@@ -50,26 +50,55 @@ struct CompactJWS: Sendable {
     }
 }
 
-/// Base64url without padding (RFC 7515 §2).
+/// Base64url without padding (RFC 7515 §2), byte by byte (no string rewriting: it runs for every
+/// part of every token).
 enum Base64URL {
-    /// Decodes `text`; `nil` for characters outside the alphabet, or padding.
+    /// Decodes `text`; `nil` for characters outside the alphabet, padding, or a length no
+    /// encoding has.
     static func decode(_ text: Substring) -> Data? {
-        guard
-            text.utf8.allSatisfy({ byte in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
-                    || byte == UInt8(ascii: "_")
-            }), text.utf8.count % 4 != 1
-        else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        return Data(base64Encoded: base64)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(text.utf8.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in text.utf8 {
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        // 2 or 4 leftover bits must be zero; 6 leftover bits (a length of 4n+1) is no encoding.
+        guard bits < 6, accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
+        return Data(bytes)
     }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Encodes `data`.
     static func encode(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        var output = [UInt8]()
+        output.reserveCapacity((data.count * 4 + 2) / 3)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in data {
+            accumulator = accumulator << 8 | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int(accumulator >> UInt32(bits) & 0x3F)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int(accumulator << UInt32(6 - bits) & 0x3F)]) }
+        return String(decoding: output, as: UTF8.self)
     }
 }

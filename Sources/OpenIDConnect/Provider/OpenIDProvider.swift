@@ -25,8 +25,10 @@ public struct OpenIDProvider: Sendable {
 
     /// Creates the provider from metadata.
     ///
-    /// - Parameter minimumKeyRefetchInterval: The least time between two fetches of the keys,
-    ///   in seconds.
+    /// - Parameters:
+    ///   - metadata: The provider's metadata.
+    ///   - minimumKeyRefetchInterval: The least time between two fetches of the keys, in seconds.
+    ///   - context: Transport and clock for fetching the keys.
     /// - Throws: ``OpenIDConnectError`` ``OpenIDConnectError/Code/missingEndpoint`` without `jwks_uri`.
     public init(
         metadata: AuthorizationServerMetadata, minimumKeyRefetchInterval: TimeInterval = 60,

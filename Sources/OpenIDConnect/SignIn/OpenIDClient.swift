@@ -42,9 +42,12 @@ public struct OpenIDClient: Sendable {
     /// Creates the client.
     ///
     /// - Parameters:
+    ///   - provider: The OpenID provider.
+    ///   - client: The client and how it authenticates at the token endpoint.
     ///   - clientSecretForHMAC: The client secret, only when HS256 ID tokens are expected
     ///     (`options.allowsHMAC`).
     ///   - options: ID token validation settings; strict by default.
+    ///   - context: Transport and clock.
     public init(
         provider: OpenIDProvider, client: ClientAuthentication, clientSecretForHMAC: String? = nil,
         options: IDTokenValidator.Options = IDTokenValidator.Options(),
@@ -66,8 +69,12 @@ public struct OpenIDClient: Sendable {
     /// (refreshes validate new ID tokens against it).
     ///
     /// - Parameters:
+    ///   - redirectURI: The redirect URI registered for the client.
     ///   - scope: Must contain `openid`; it is added when missing.
     ///   - request: `prompt`, `max_age`, `login_hint`, `ui_locales`, `acr_values`.
+    ///   - userAgent: Presents the authorization page and brings the redirect back.
+    ///   - authenticator: Keeps the session (its store too).
+    ///   - account: The account the session belongs to, for apps with several.
     /// - Throws: ``IDTokenValidationError`` naming the rule a bad ID token broke (the session is
     ///   then not stored), and what `CodeFlowManager` throws.
     public func signIn(
