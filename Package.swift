@@ -145,7 +145,7 @@ let package = Package(
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         .executableTarget(
             name: "authreq-fuzz",
-            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI"],
+            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI", "OpenIDConnect"],
             path: "Fuzz/AuthreqFuzz"
         ),
         .target(

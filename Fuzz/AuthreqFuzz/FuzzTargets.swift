@@ -3,6 +3,7 @@ import AuthreqCLI
 import CodeFlowOAuth
 import Foundation
 import OAuthFlows
+import OpenIDConnect
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -23,6 +24,8 @@ enum FuzzTargets {
         "retry-after": retryAfter,
         "introspection-reply": introspectionReply,
         "cli-config": cliConfiguration,
+        "id-token": idToken,
+        "jwks": jwks,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -146,6 +149,11 @@ enum FuzzTargets {
             check(!response.code.isEmpty, "an empty code was accepted")
             check(RedirectState.state(of: url) == request.state, "a response without the request's state")
         }
+        // A redirect URI a web authentication session accepts is one it returns to.
+        if let callback = try? WebAuthenticationCallback(redirectURI: url) {
+            check(callback.accepts(url), "a callback refused its own redirect URI")
+            check(url.scheme?.lowercased() != "http", "a web authentication session accepted plain http")
+        }
     }
 
     /// A token store entry.
@@ -205,5 +213,26 @@ enum FuzzTargets {
                 (try? endpoints.cached()).flatMap(ServerEndpoints.init(cached:)) == endpoints,
                 "the endpoint cache changed in a round trip")
         }
+    }
+
+    /// An ID token as a provider sends it: split and decoded without a key; whatever is read
+    /// has the registered claims with their types, and its description shows no other claim.
+    static func idToken(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        guard let claims = try? IDTokenClaims(storedIDToken: text) else { return }
+        check(!claims.subject.isEmpty, "an empty sub was accepted")
+        check(!claims.audiences.isEmpty, "an empty aud was accepted")
+        check(claims.expiresAt.timeIntervalSince1970.isFinite, "a non-finite exp")
+        check(!claims.description.contains(text) || text.count < 8, "the description shows the token")
+    }
+
+    /// A JWKS document: every key read has a type.
+    static func jwks(_ data: Data) {
+        guard let object = try? JSONValue(parsing: data).objectValue,
+            let keys = try? JSONWebKeySet.keys(in: object)
+        else { return }
+        check(keys.count <= (object["keys"]?.arrayValue?.count ?? 0), "more keys than entries")
+        let types = Set(object["keys"]?.arrayValue?.compactMap { $0.objectValue?["kty"]?.stringValue } ?? [])
+        for key in keys { check(types.contains(key.type), "a key of a type no entry names") }
     }
 }

@@ -21,9 +21,9 @@ public actor JSONWebKeySet {
     public private(set) var fetchCount = 0
 
     /// One key with the members that select it.
-    struct Key: Sendable {
-        let id: String?
-        let type: String
+    package struct Key: Sendable {
+        package let id: String?
+        package let type: String
         let algorithm: String?
         let use: String?
         let curve: String?
@@ -89,7 +89,7 @@ public actor JSONWebKeySet {
     }
 
     /// The keys of a JWKS document; keys of unknown types are skipped.
-    static func keys(in object: [String: JSONValue]) throws -> [Key] {
+    package static func keys(in object: [String: JSONValue]) throws -> [Key] {
         guard case .array(let entries)? = object["keys"] else {
             throw IDTokenValidationError(.unknownKey, "The JWKS document has no \"keys\" array.")
         }
