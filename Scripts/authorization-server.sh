@@ -9,19 +9,43 @@ AUTHREQ_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 AUTHREQ_VENV="$AUTHREQ_ROOT/.build/authorization-server-venv"
 AUTHREQ_REQUIREMENTS="$AUTHREQ_ROOT/Tests/AuthorizationServer/requirements.txt"
 
-install_authorization_server() {
+# Creates the virtual environment VENV (once) and installs REQUIREMENTS into it when they changed.
+# Usage: install_python_requirements VENV REQUIREMENTS "what it is for"
+install_python_requirements() {
+    local venv="$1" requirements="$2" label="$3"
     local python="${PYTHON:-python3}"
-    command -v "$python" >/dev/null || { echo "error: $python is needed for the test authorization server" >&2; return 1; }
-    if [ ! -x "$AUTHREQ_VENV/bin/python" ]; then
-        echo "Creating a Python virtual environment in .build/authorization-server-venv" >&2
+    command -v "$python" >/dev/null || { echo "error: $python is needed for $label" >&2; return 1; }
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "Creating a Python virtual environment in ${venv#"$AUTHREQ_ROOT"/}" >&2
         mkdir -p "$AUTHREQ_ROOT/.build"
-        "$python" -m venv "$AUTHREQ_VENV" || return 1
+        "$python" -m venv "$venv" || return 1
     fi
-    if ! cmp -s "$AUTHREQ_REQUIREMENTS" "$AUTHREQ_VENV/installed-requirements.txt"; then
-        echo "Installing the authorization server's pinned requirements" >&2
-        "$AUTHREQ_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$AUTHREQ_REQUIREMENTS" || return 1
-        cp "$AUTHREQ_REQUIREMENTS" "$AUTHREQ_VENV/installed-requirements.txt"
+    if ! cmp -s "$requirements" "$venv/installed-requirements.txt"; then
+        echo "Installing the pinned requirements of $label" >&2
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" || return 1
+        cp "$requirements" "$venv/installed-requirements.txt"
     fi
+}
+
+# Waits until URL/test/health answers, or the process PID ends (then prints LOG).
+# Usage: wait_for_health URL PID LOG "what it is"
+wait_for_health() {
+    local url="$1" pid="$2" log="$3" label="$4" attempt
+    for attempt in $(seq 1 150); do
+        if "$AUTHREQ_VENV/bin/python" -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1] + '/test/health', timeout=1)" "$url" 2>/dev/null; then
+            echo "$label listening on $url" >&2
+            return 0
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then break; fi
+        sleep 0.2
+    done
+    echo "error: $label did not start; its log:" >&2
+    cat "$log" >&2
+    return 1
+}
+
+install_authorization_server() {
+    install_python_requirements "$AUTHREQ_VENV" "$AUTHREQ_REQUIREMENTS" "the test authorization server"
 }
 
 # Runs every registered command when the shell exits, however it exits (the servers the test
@@ -52,16 +76,5 @@ start_authorization_server() {
     AUTHREQ_SERVER_PID=$!
     authreq_on_exit stop_authorization_server
     export AUTHREQ_TEST_SERVER="http://127.0.0.1:$port"
-    local attempt
-    for attempt in $(seq 1 100); do
-        if "$AUTHREQ_VENV/bin/python" -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1] + '/test/health', timeout=1)" "$AUTHREQ_TEST_SERVER" 2>/dev/null; then
-            echo "Test authorization server (Authlib) listening on $AUTHREQ_TEST_SERVER" >&2
-            return 0
-        fi
-        if ! kill -0 "$AUTHREQ_SERVER_PID" 2>/dev/null; then break; fi
-        sleep 0.2
-    done
-    echo "error: the test authorization server did not start; its log:" >&2
-    cat "$log" >&2
-    return 1
+    wait_for_health "$AUTHREQ_TEST_SERVER" "$AUTHREQ_SERVER_PID" "$log" "Test authorization server (Authlib)"
 }

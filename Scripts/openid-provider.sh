@@ -10,18 +10,8 @@ AUTHREQ_OP_VENV="$AUTHREQ_ROOT/.build/openid-provider-venv"
 AUTHREQ_OP_REQUIREMENTS="$AUTHREQ_ROOT/Tests/OpenIDProvider/requirements.txt"
 
 install_openid_provider() {
-    local python="${PYTHON:-python3}"
-    command -v "$python" >/dev/null || { echo "error: $python is needed for the OpenID provider" >&2; return 1; }
-    if [ ! -x "$AUTHREQ_OP_VENV/bin/python" ]; then
-        echo "Creating a Python virtual environment in .build/openid-provider-venv" >&2
-        mkdir -p "$AUTHREQ_ROOT/.build"
-        "$python" -m venv "$AUTHREQ_OP_VENV" || return 1
-    fi
-    if ! cmp -s "$AUTHREQ_OP_REQUIREMENTS" "$AUTHREQ_OP_VENV/installed-requirements.txt"; then
-        echo "Installing the OpenID provider's pinned requirements (idpyoidc)" >&2
-        "$AUTHREQ_OP_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$AUTHREQ_OP_REQUIREMENTS" || return 1
-        cp "$AUTHREQ_OP_REQUIREMENTS" "$AUTHREQ_OP_VENV/installed-requirements.txt"
-    fi
+    install_authorization_server || return 1  # its Python runs the health check
+    install_python_requirements "$AUTHREQ_OP_VENV" "$AUTHREQ_OP_REQUIREMENTS" "the OpenID provider (idpyoidc)"
 }
 
 stop_openid_provider() {
@@ -43,16 +33,5 @@ start_openid_provider() {
     AUTHREQ_OP_PID=$!
     authreq_on_exit stop_openid_provider
     export AUTHREQ_TEST_IDPYOIDC="http://127.0.0.1:$port"
-    local attempt
-    for attempt in $(seq 1 150); do
-        if "$AUTHREQ_OP_VENV/bin/python" -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1] + '/test/health', timeout=1)" "$AUTHREQ_TEST_IDPYOIDC" 2>/dev/null; then
-            echo "OpenID provider (idpyoidc) listening on $AUTHREQ_TEST_IDPYOIDC" >&2
-            return 0
-        fi
-        if ! kill -0 "$AUTHREQ_OP_PID" 2>/dev/null; then break; fi
-        sleep 0.2
-    done
-    echo "error: the OpenID provider did not start; its log:" >&2
-    cat "$log" >&2
-    return 1
+    wait_for_health "$AUTHREQ_TEST_IDPYOIDC" "$AUTHREQ_OP_PID" "$log" "OpenID provider (idpyoidc)"
 }
