@@ -168,6 +168,50 @@ struct AuthreqToolEndToEndTests {
         #expect(!after.stdout.contains(token))
     }
 
+    @Test func withoutABrowserTheURLIsPrintedAndTheSignInKeepsWaiting() async throws {
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let client = try await TestAuthorizationServer.makeClient(public: true, accessTokenLifetime: 60)
+        try await tool.addProfile(client)
+        let login = try tool.start(["login"], environment: ["BROWSER": "/nonexistent/browser"])
+        var printed: URL?
+        for _ in 0..<100 where printed == nil {
+            printed = login.stderrSoFar.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                .first { $0.hasPrefix("http://127.0.0.1") && $0.contains("/authorize?") }.flatMap(URL.init(string:))
+            if printed == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let url = try #require(printed, "the URL to open by hand: \(login.stderrSoFar)")
+        // The user opens it later, by hand; the loopback receiver is still waiting.
+        try await Task.sleep(for: .milliseconds(500))
+        _ = try await URLSession.shared.data(from: url)
+        let outcome = try await login.finish()
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("Could not open a browser"))
+        #expect(try await tool.run(["token"]).status == 0)
+    }
+
+    @Test func verboseDetailsAreRedactedAndCompletionsAreGenerated() async throws {
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let client = try await TestAuthorizationServer.makeClient(public: true, accessTokenLifetime: 60)
+        try await tool.addProfile(client)
+        try await tool.browserLogin()
+        let token = try await tool.run(["token"]).stdout.trimmingCharacters(in: .newlines)
+        let fetched = try await tool.run([
+            "fetch", "--verbose", "-i",
+            try TestAuthorizationServer.base.appendingPathComponent("api/me").absoluteString,
+        ])
+        #expect(fetched.status == 0)
+        #expect(fetched.stderr.contains("authreq: GET"), "verbose explains the steps")
+        #expect(!fetched.stderr.contains(token) && !fetched.stdout.contains(token), "and never shows the token")
+        #expect(fetched.stdout.hasPrefix("HTTP/1.1 200"))
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try await tool.run(["--generate-completion-script", shell])
+            #expect(script.status == 0)
+            #expect(script.stdout.contains("login") && script.stdout.contains("fetch"), "\(shell)")
+        }
+    }
+
     @Test func deviceLoginWithTheTestApprovingTheCodeThenATokenInANewProcess() async throws {
         let tool = try AuthreqTool()
         defer { tool.removeHome() }

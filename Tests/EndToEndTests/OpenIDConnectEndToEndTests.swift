@@ -36,7 +36,8 @@ struct OpenIDConnectAuthlibEndToEndTests {
     func signInValidatesTheIDTokenThenUserInfoAgrees(algorithm: String) async throws {
         let client = try await Server.makeClient(public: true, idTokenAlgorithm: algorithm)
         let oidc = try await openID(client)
-        let authenticator = Server.authenticator()
+        let store = InMemoryTokenStore()
+        let authenticator = Server.authenticator(store: store)
         let session = try await signIn(oidc, into: authenticator)
         #expect(session.claims.subject == "1")
         #expect(session.claims.name == "Ada Lovelace")
@@ -44,6 +45,9 @@ struct OpenIDConnectAuthlibEndToEndTests {
         #expect(session.claims.audiences == [client.id])
         #expect(session.token.idToken.map { $0.split(separator: ".").count } == 3)
         #expect(try await authenticator.currentCredential()?.idTokenClaims?.subject == "1", "kept with the credential")
+        // Another process restores the session from the same store, claims included.
+        let restored = try #require(try await oidc.restore(store: store))
+        #expect(try await restored.currentCredential()?.idTokenClaims?.email == "ada@example.com")
         let info = try await oidc.userInfo(using: authenticator)
         #expect(info["sub"] == .string("1"))
         #expect(info["email"] == .string("ada@example.com"))
