@@ -20,7 +20,7 @@ import Testing
             """
             {"profiles": {
               "work": {"issuer": "https://auth.example.com", "client_id": "cli", "scope": "read write",
-                       "client_secret_file": "/home/me/.secret", "client_auth": "client_secret_post",
+                       "client_secret_file": "/srv/secrets/cli.secret", "client_auth": "client_secret_post",
                        "grant": "device_code"},
               "local": {"token_endpoint": "http://127.0.0.1:8080/token", "client_id": "dev",
                         "redirect_uri": "http://127.0.0.1:9000/cb"}
@@ -130,13 +130,13 @@ import Testing
     }
 
     @Test func locationsFollowXDGAndIgnoreRelativePaths() {
-        let xdg = Locations(environment: ["HOME": "/home/me", "XDG_CONFIG_HOME": "/cfg", "XDG_STATE_HOME": "/state"])
+        let xdg = Locations(environment: ["HOME": "/users/ada", "XDG_CONFIG_HOME": "/cfg", "XDG_STATE_HOME": "/state"])
         #expect(xdg.configurationFile.path == "/cfg/authreq/config.json")
         #expect(xdg.tokensDirectory.path == "/state/authreq/tokens")
         #if os(Linux)
-            let defaults = Locations(environment: ["HOME": "/home/me", "XDG_CONFIG_HOME": "relative"])
-            #expect(defaults.configurationFile.path == "/home/me/.config/authreq/config.json")
-            #expect(defaults.tokensDirectory.path == "/home/me/.local/state/authreq/tokens")
+            let defaults = Locations(environment: ["HOME": "/users/ada", "XDG_CONFIG_HOME": "relative"])
+            #expect(defaults.configurationFile.path == "/users/ada/.config/authreq/config.json")
+            #expect(defaults.tokensDirectory.path == "/users/ada/.local/state/authreq/tokens")
         #endif
     }
 }
