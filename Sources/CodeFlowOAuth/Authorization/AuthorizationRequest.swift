@@ -54,8 +54,9 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
         self.pkce = pkce
     }
 
-    /// 32 bytes from the system CSPRNG, base64url without padding.
-    static func makeState() -> String {
+    /// 32 bytes from the system CSPRNG, base64url without padding: a `state`, and the nonces,
+    /// logout states and assertion `jti`s of the OpenIDConnect module.
+    package static func makeState() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<4).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
         return Data(bytes).base64URLEncodedString()

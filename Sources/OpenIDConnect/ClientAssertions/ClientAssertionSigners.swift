@@ -1,4 +1,5 @@
 import AuthenticatedRequests
+import CodeFlowOAuth
 import Foundation
 import JWTKit
 import OAuthFlows
@@ -164,7 +165,7 @@ extension ClientAssertionClaims {
     ) async throws -> String {
         let issued = Int(now.timeIntervalSince1970)
         let claims = ClientAssertionClaims(
-            iss: clientID, sub: clientID, aud: audience, jti: OpenIDAuthenticationRequest.randomValue(), iat: issued,
+            iss: clientID, sub: clientID, aud: audience, jti: AuthorizationRequest.makeState(), iat: issued,
             exp: issued + max(1, Int(lifetime)))
         return try await keys.sign(claims, kid: kid, header: ["typ": "JWT"])
     }

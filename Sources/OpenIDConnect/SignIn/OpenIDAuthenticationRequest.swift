@@ -40,11 +40,4 @@ public struct OpenIDAuthenticationRequest: Sendable {
         if let acrValues { parameters["acr_values"] = acrValues }
         return parameters
     }
-
-    /// 32 bytes from the system CSPRNG, base64url: a nonce or a `state`.
-    static func randomValue() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<4).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
-        return Base64URL.encode(bytes)
-    }
 }

@@ -84,7 +84,7 @@ public struct OpenIDClient: Sendable {
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
-        let nonce = OpenIDAuthenticationRequest.randomValue()
+        let nonce = AuthorizationRequest.makeState()
         let configuration = try AuthenticationConfiguration(
             metadata: provider.metadata, client: client, redirectURI: redirectURI, scope: fullScope,
             additionalParameters: request.parameters(nonce: nonce))
@@ -198,7 +198,7 @@ public struct OpenIDClient: Sendable {
             return
         }
         let session = try await userAgent.begin(redirectURI: postLogoutRedirectURI)
-        let state = OpenIDAuthenticationRequest.randomValue()
+        let state = AuthorizationRequest.makeState()
         do {
             let url = try endSessionURL(
                 idTokenHint: idToken ?? nil, postLogoutRedirectURI: session.redirectURI, state: state)
