@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "OAuthFlows", targets: ["OAuthFlows"]),
         .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
         .library(name: "OpenIDConnect", targets: ["OpenIDConnect"]),
+        .library(name: "DPoP", targets: ["DPoP"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
@@ -75,6 +76,14 @@ let package = Package(
             name: "OpenIDConnect",
             dependencies: [
                 "CodeFlowOAuth",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "DPoP",
+            dependencies: [
+                "AuthenticatedRequests",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -212,6 +221,14 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "DPoPTests",
+            dependencies: [
+                "DPoP", "OAuthFlows", "CodeFlowOAuth", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

@@ -102,7 +102,9 @@ public actor CodeFlowManager {
     public func signIn(configuring authenticator: OAuthAuthenticator, account: String? = nil) async throws
         -> OAuthToken
     {
-        let result = try await authorize(account: account)
+        let result = try await authorize(
+            account: account,
+            proofOfPossession: context.proofOfPossession ?? authenticator.configuration.proofOfPossession)
         await authenticator.configure(with: result.flow, token: result.token)
         return result.token
     }
@@ -113,9 +115,16 @@ public actor CodeFlowManager {
     ///   the user said no) or a failed exchange; ``CodeFlowError`` for a missing or wrong `state`,
     ///   an `iss` mismatch, a timeout; `CancellationError` when cancelled or replaced.
     public func authorize(account: String? = nil) async throws -> CodeFlowResult {
+        try await authorize(account: account, proofOfPossession: context.proofOfPossession)
+    }
+
+    private func authorize(account: String?, proofOfPossession: (any ProofOfPossession)?) async throws
+        -> CodeFlowResult
+    {
         let previous = current
         previous?.cancel()
-        let (configuration, userAgent, context) = (self.configuration, self.userAgent, self.context)
+        let (configuration, userAgent) = (self.configuration, self.userAgent)
+        let context = self.context.with(proofOfPossession: proofOfPossession)
         let task = Task {
             _ = await previous?.result  // let the previous attempt release its socket first
             return try await Self.run(
@@ -151,8 +160,9 @@ public actor CodeFlowManager {
         let request: AuthorizationRequest
         let redirect: URL
         do {
-            request = try AuthorizationRequest(configuration: configuration, redirectURI: session.redirectURI)
-            redirect = try await session.present(request.url)
+            request = try await prepareRequest(
+                configuration: configuration, redirectURI: session.redirectURI, context: context)
+            redirect = try await session.present(request.url, state: request.state)
         } catch {
             await session.close()
             throw error
@@ -170,9 +180,24 @@ public actor CodeFlowManager {
             code: response.code,
             redirectURI: session.redirectURI.absoluteString,
             codeVerifier: request.pkce?.verifier,
-            account: account
+            account: account,
+            resources: configuration.resources
         )
         let token = try await flow.obtainToken(for: context)
         return CodeFlowResult(token: token, flow: flow)
+    }
+
+    /// The authorization request, pushed first (RFC 9126) when the configuration names a pushed
+    /// authorization request endpoint.
+    private static func prepareRequest(
+        configuration: AuthenticationConfiguration,
+        redirectURI: URL,
+        context: AuthenticationContext
+    ) async throws -> AuthorizationRequest {
+        let request = try AuthorizationRequest(configuration: configuration, redirectURI: redirectURI)
+        guard let endpoint = configuration.pushedAuthorizationRequestEndpoint else { return request }
+        let pushed = try await PushedAuthorizationEndpoint(url: endpoint, client: configuration.client)
+            .push(request.parameters, context: context)
+        return try request.pushed(pushed, configuration: configuration)
     }
 }

@@ -29,6 +29,9 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         public static let refreshOutcomeUnknown = Code("refresh outcome unknown")
         /// The request would have sent a credential over plain `http` to a non-loopback host.
         public static let insecureTransport = Code("insecure transport")
+        /// The token is bound to a key (DPoP) that cannot be used: no proof of possession is
+        /// configured, or the key is gone. The token was not sent.
+        public static let keyUnavailable = Code("key unavailable")
         /// The stored credential could not be read (e.g. a corrupt file); it was left untouched.
         public static let storeFailed = Code("store failed")
         /// The code's name.

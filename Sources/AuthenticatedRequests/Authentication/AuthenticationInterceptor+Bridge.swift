@@ -23,7 +23,7 @@ extension AuthenticationInterceptor {
     /// The OpenAPI middleware (`OpenAPIAuthentication`) is built on these three calls.
     public nonisolated func authenticate(_ request: inout URLRequest) async throws {
         let (authenticator, credential, _) = try await credentialForRequest()
-        try authenticate(&request, with: credential, by: authenticator)
+        try await authenticate(&request, with: credential, by: authenticator)
     }
 
     /// Whether `response` to `request` says the server rejected the credential, as the configured
@@ -43,7 +43,7 @@ extension AuthenticationInterceptor {
         // that failed earlier does not block this one (the request path knows better).
         let (authenticator, credential) = try await credentialForRetry(of: request, sentAtEpoch: currentEpoch)
         var retry = request
-        try authenticate(&retry, with: credential, by: authenticator)
+        try await authenticate(&retry, with: credential, by: authenticator)
         await emit(.requestRetried, url: request.url)
         return retry
     }

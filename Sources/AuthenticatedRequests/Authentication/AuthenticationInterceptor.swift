@@ -52,6 +52,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         /// with ``AuthenticationError/Code/refreshFailed`` (underlying
         /// ``TokenStoreError/Code/lockTimedOut``); it never refreshes without the lock.
         public var storeLockTimeout: TimeInterval
+        /// Proof of possession for sender-constrained tokens: a `DPoP` (module `DPoP`) binds every
+        /// token an ``OAuthAuthenticator`` obtains to a key and proves it on every request. `nil`
+        /// unless given: bearer tokens.
+        public var proofOfPossession: (any ProofOfPossession)?
 
         /// Creates a configuration.
         public init(
@@ -61,7 +65,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             tokenTransport: any HTTPTransport = URLSessionTransport.shared,
             allowsInsecureHTTP: Bool = false,
             authorizationServerTimeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout,
-            storeLockTimeout: TimeInterval = 60
+            storeLockTimeout: TimeInterval = 60,
+            proofOfPossession: (any ProofOfPossession)? = nil
         ) {
             self.leeway = leeway
             self.refreshLimit = refreshLimit
@@ -70,6 +75,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             self.allowsInsecureHTTP = allowsInsecureHTTP
             self.authorizationServerTimeout = authorizationServerTimeout
             self.storeLockTimeout = storeLockTimeout
+            self.proofOfPossession = proofOfPossession
         }
     }
 
@@ -100,7 +106,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             transport: configuration.tokenTransport,
             clock: configuration.clock,
             allowsInsecureHTTP: configuration.allowsInsecureHTTP,
-            timeout: configuration.authorizationServerTimeout
+            timeout: configuration.authorizationServerTimeout,
+            proofOfPossession: configuration.proofOfPossession
         )
     }
 
@@ -271,23 +278,37 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     ) async throws -> (Data, HTTPURLResponse) {
         var authenticated = request
         let authenticator: A
+        let credential: Credential
         let epoch: UInt64
-        if let (readyAuthenticator, credential, readyEpoch) = readyCredential() {
-            authenticator = readyAuthenticator
-            epoch = readyEpoch
-            try authenticate(&authenticated, with: credential, by: authenticator)
+        if let (readyAuthenticator, readyCredential, readyEpoch) = readyCredential() {
+            (authenticator, credential, epoch) = (readyAuthenticator, readyCredential, readyEpoch)
         } else {
-            let (awaitedAuthenticator, credential, awaitedEpoch) = try await credentialForRequest()
+            (authenticator, credential, epoch) = try await credentialForRequest()
             try Task.checkCancellation()
-            authenticator = awaitedAuthenticator
-            epoch = awaitedEpoch
-            try authenticate(&authenticated, with: credential, by: authenticator)
         }
-        let (body, response) = try await transport.send(authenticated)
+        try await authenticate(&authenticated, with: credential, by: authenticator)
+        let (body, response) = try await send(&authenticated, with: credential, by: authenticator, over: transport)
         guard Self.isRejection(response, of: authenticated, by: authenticator) else {
             return (body, response)
         }
         return try await retry(authenticated, sentAtEpoch: epoch, over: transport)
+    }
+
+    /// Sends `request`, and once more with `credential` applied afresh when the authenticator asks
+    /// (a DPoP nonce); `request` becomes what was sent last. Not a refresh: never more than twice.
+    private nonisolated func send(
+        _ request: inout URLRequest,
+        with credential: Credential,
+        by authenticator: A,
+        over transport: any HTTPTransport
+    ) async throws -> (Data, HTTPURLResponse) {
+        let (body, response) = try await transport.send(request)
+        guard authenticator.shouldResend(request, after: response) else { return (body, response) }
+        try Task.checkCancellation()
+        try await authenticate(&request, with: credential, by: authenticator)
+        let resent = try await transport.send(request)
+        _ = authenticator.shouldResend(request, after: resent.1)  // remembers what the server said; no third try
+        return resent
     }
 
     /// Whether `authenticator` classifies `response` to `request` as a rejected credential.
@@ -313,16 +334,16 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         let (authenticator, credential) = try await credentialForRetry(of: rejected, sentAtEpoch: epoch)
         try Task.checkCancellation()
         var request = rejected
-        try authenticate(&request, with: credential, by: authenticator)
+        try await authenticate(&request, with: credential, by: authenticator)
         await emit(.requestRetried, url: rejected.url)
-        return try await transport.send(request)
+        return try await send(&request, with: credential, by: authenticator, over: transport)
     }
 
     nonisolated func authenticate(
         _ request: inout URLRequest,
         with credential: Credential,
         by authenticator: A
-    ) throws {
+    ) async throws {
         guard let url = request.url, configuration.allowsInsecureHTTP || url.isSafeForSecrets else {
             throw AuthenticationError(
                 code: .insecureTransport,
@@ -331,7 +352,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
                     + "use https, a loopback address, or set allowsInsecureHTTP."
             )
         }
-        authenticator.apply(credential, to: &request)
+        try await authenticator.authorize(&request, with: credential)
     }
 
     // MARK: - Events

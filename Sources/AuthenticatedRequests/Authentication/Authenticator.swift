@@ -53,6 +53,17 @@ public protocol Authenticator: AnyObject, Sendable {
     /// Applies `credential` to `urlRequest`, e.g. as an `Authorization` header.
     func apply(_ credential: Credential, to urlRequest: inout URLRequest)
 
+    /// Applies `credential` to `urlRequest` where applying may wait or fail, e.g. a DPoP proof
+    /// signed with a key that may have to be loaded first. The ``AuthenticationInterceptor`` calls
+    /// this for every request. The default calls ``apply(_:to:)``.
+    func authorize(_ urlRequest: inout URLRequest, with credential: Credential) async throws
+
+    /// Whether to send `urlRequest` once more, with the same credential applied afresh and without
+    /// a refresh, after `response`: a DPoP server that asks for its nonce (RFC 9449 §8, §9).
+    /// Called with every response before anything else looks at it, so an authenticator can
+    /// remember what the server said. Each attempt is resent at most once. The default is `false`.
+    func shouldResend(_ urlRequest: URLRequest, after response: HTTPURLResponse) -> Bool
+
     /// Returns a fresh credential in place of `credential`.
     ///
     /// Called before a request when the credential ``AuthenticationCredential/requiresRefresh(at:)``,
@@ -85,6 +96,16 @@ public protocol Authenticator: AnyObject, Sendable {
 }
 
 extension Authenticator {
+    /// Calls ``apply(_:to:)``.
+    public func authorize(_ urlRequest: inout URLRequest, with credential: Credential) async throws {
+        apply(credential, to: &urlRequest)
+    }
+
+    /// `false`.
+    public func shouldResend(_ urlRequest: URLRequest, after response: HTTPURLResponse) -> Bool {
+        false
+    }
+
     /// `true` for status 401.
     public func didRequest(
         _ urlRequest: URLRequest,
@@ -122,18 +143,29 @@ public struct AuthenticationContext: Sendable {
     /// The total deadline of each request to the authorization server, in seconds (connect,
     /// headers and the whole body); 30 unless given.
     public let timeout: TimeInterval
+    /// Proof of possession for token requests (DPoP); `nil` for bearer tokens.
+    public let proofOfPossession: (any ProofOfPossession)?
 
     /// Creates a context.
     public init(
         transport: any HTTPTransport,
         clock: any WallClock = SystemWallClock(),
         allowsInsecureHTTP: Bool = false,
-        timeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout
+        timeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout,
+        proofOfPossession: (any ProofOfPossession)? = nil
     ) {
         self.transport = transport
         self.clock = clock
         self.allowsInsecureHTTP = allowsInsecureHTTP
         self.timeout = timeout
+        self.proofOfPossession = proofOfPossession
+    }
+
+    /// This context with `proofOfPossession` for token requests.
+    public func with(proofOfPossession: (any ProofOfPossession)?) -> AuthenticationContext {
+        AuthenticationContext(
+            transport: transport, clock: clock, allowsInsecureHTTP: allowsInsecureHTTP, timeout: timeout,
+            proofOfPossession: proofOfPossession)
     }
 
     /// The options for a request to the authorization server: no redirects, ``timeout``, 1 MiB.

@@ -4,21 +4,73 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The OAuth 2.0 bearer token scheme (RFC 6750) as an ``Authenticator``: applies
-/// `Authorization: Bearer <token>` and refreshes through an ``OAuthFlow``.
+/// The OAuth 2.0 token schemes as an ``Authenticator``: applies `Authorization: Bearer <token>`
+/// (RFC 6750), or for a token bound to a key `Authorization: DPoP <token>` with a fresh proof
+/// (RFC 9449) when a ``ProofOfPossession`` is given, and refreshes through an ``OAuthFlow``.
 public final class BearerTokenAuthenticator: Authenticator {
     /// The flow that obtains and refreshes tokens.
     public let flow: any OAuthFlow
+    /// The proof of possession for bound tokens (DPoP); `nil` for bearer tokens only.
+    public let proofOfPossession: (any ProofOfPossession)?
 
-    /// Creates an authenticator for `flow`.
-    public init(flow: any OAuthFlow) {
+    /// Creates an authenticator for `flow`; with `proofOfPossession`, bound tokens are proved.
+    public init(flow: any OAuthFlow, proofOfPossession: (any ProofOfPossession)? = nil) {
         self.flow = flow
+        self.proofOfPossession = proofOfPossession
     }
 
     /// Sets `Authorization: Bearer <access token>` (the scheme spelled `Bearer` whatever the
-    /// server's casing); another token type is applied under its own name.
+    /// server's casing); another token type is applied under its own name. A token bound to a key
+    /// (`DPoP`) is never applied here, where no proof can be made: use
+    /// ``authorize(_:with:)``, as the ``AuthenticationInterceptor`` does.
     public func apply(_ credential: OAuthToken, to urlRequest: inout URLRequest) {
+        guard !credential.isBound(by: proofOfPossession) else { return }
         urlRequest.setAuthorization(Self.authorization(for: credential))
+    }
+
+    /// Applies the token; a bound token gets `Authorization: DPoP <token>` and a proof signed with
+    /// its key.
+    ///
+    /// - Throws: ``AuthenticationError`` ``AuthenticationError/Code/keyUnavailable`` for a bound
+    ///   token without a proof of possession or without its key; the token is not applied.
+    public func authorize(_ urlRequest: inout URLRequest, with credential: OAuthToken) async throws {
+        guard credential.isBound(by: proofOfPossession) else {
+            urlRequest.setAuthorization(Self.authorization(for: credential))
+            return
+        }
+        guard let proofOfPossession, let key = credential.boundKey else {
+            throw AuthenticationError(
+                code: .keyUnavailable,
+                message: "The \(credential.tokenType) token is bound to a key, and "
+                    + (proofOfPossession == nil
+                        ? "no proof of possession is configured; it is never sent as a bearer token."
+                        : "the session has no key for it; sign in again.")
+            )
+        }
+        urlRequest.setAuthorization(Self.authorization(for: credential))
+        do {
+            try await proofOfPossession.prove(&urlRequest, with: key, accessToken: credential.accessToken)
+        } catch {
+            urlRequest.setValue(nil, forHTTPHeaderField: "Authorization")
+            throw AuthenticationError(
+                code: .keyUnavailable,
+                message: "The key of the \(credential.tokenType) token could not sign a proof; sign in again.",
+                underlyingError: error
+            )
+        }
+    }
+
+    /// For a request with a proof: remembers the server's nonce, and `true` when a `401` challenge
+    /// says `use_dpop_nonce` (RFC 9449 §9).
+    public func shouldResend(_ urlRequest: URLRequest, after response: HTTPURLResponse) -> Bool {
+        guard let proofOfPossession, urlRequest.value(forHTTPHeaderField: "DPoP") != nil else { return false }
+        let error =
+            response.statusCode == 401
+            ? Self.proofChallenge(in: response, scheme: proofOfPossession.tokenType)?.error.map {
+                OAuthErrorCode(rawValue: $0)
+            }
+            : nil
+        return proofOfPossession.didReceive(response, error: error, for: urlRequest)
     }
 
     /// Refreshes through the flow.
@@ -44,7 +96,20 @@ public final class BearerTokenAuthenticator: Authenticator {
         else {
             return true
         }
-        return AuthenticationChallenge.parse(header).contains { $0.hasScheme("Bearer") }
+        let challenges = AuthenticationChallenge.parse(header)
+        if let proofOfPossession, urlRequest.value(forHTTPHeaderField: "DPoP") != nil,
+            let challenge = challenges.first(where: { $0.hasScheme(proofOfPossession.tokenType) })
+        {
+            // A nonce or a refused proof is about the proof, not the token: a refresh cannot help.
+            let error = challenge.error.map { OAuthErrorCode(rawValue: $0) }
+            return error != .useDPoPNonce && error != .invalidDPoPProof
+        }
+        return challenges.contains { $0.hasScheme("Bearer") }
+    }
+
+    private static func proofChallenge(in response: HTTPURLResponse, scheme: String) -> AuthenticationChallenge? {
+        guard let header = response.value(forHTTPHeaderField: "WWW-Authenticate") else { return nil }
+        return AuthenticationChallenge.parse(header).first { $0.hasScheme(scheme) }
     }
 
     /// Whether the request's `Authorization` header carries this token.
@@ -86,7 +151,7 @@ extension AuthenticationInterceptor where A == BearerTokenAuthenticator {
         configuration: Configuration = Configuration()
     ) {
         self.init(
-            authenticator: BearerTokenAuthenticator(flow: flow),
+            authenticator: BearerTokenAuthenticator(flow: flow, proofOfPossession: configuration.proofOfPossession),
             credential: token,
             store: store,
             storeKey: flow.storeKey,
@@ -99,6 +164,8 @@ extension AuthenticationInterceptor where A == BearerTokenAuthenticator {
     /// With a `token`, it becomes current and is stored. Without one, the token stored under the
     /// flow's ``OAuthFlow/storeKey`` is used, or the flow obtains one at the first request.
     public func configure(with flow: any OAuthFlow, token: OAuthToken? = nil) async {
-        await configure(with: BearerTokenAuthenticator(flow: flow), credential: token, storeKey: flow.storeKey)
+        await configure(
+            with: BearerTokenAuthenticator(flow: flow, proofOfPossession: configuration.proofOfPossession),
+            credential: token, storeKey: flow.storeKey)
     }
 }

@@ -95,4 +95,9 @@ public struct OAuthErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleB
     public static let invalidToken: OAuthErrorCode = "invalid_token"
     /// `insufficient_scope` (RFC 6750 §3.1).
     public static let insufficientScope: OAuthErrorCode = "insufficient_scope"
+    /// `invalid_dpop_proof` (RFC 9449 §5, §7.1): the DPoP proof was refused; a refresh does not
+    /// help.
+    public static let invalidDPoPProof: OAuthErrorCode = "invalid_dpop_proof"
+    /// `use_dpop_nonce` (RFC 9449 §8, §9): send the request again with the server's `DPoP-Nonce`.
+    public static let useDPoPNonce: OAuthErrorCode = "use_dpop_nonce"
 }

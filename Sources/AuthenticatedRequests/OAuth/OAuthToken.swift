@@ -26,6 +26,10 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     /// ``expiresAt`` it gives the token's lifetime, which bounds the refresh leeway. Kept to
     /// 1/1024 s, as ``expiresAt``.
     public var issuedAt: Date? { didSet { issuedAt = issuedAt.map(Self.storable) } }
+    /// The key a `DPoP` token is bound to (RFC 9449): set when the token endpoint issued the token
+    /// for a proof, kept in the store with the token, and used for every proof made with it and
+    /// for its refresh. `nil` for bearer tokens.
+    public var boundKey: BoundKey?
 
     /// The largest part of a token's lifetime that the refresh leeway may take: a quarter.
     ///
@@ -43,7 +47,8 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         scope: String? = nil,
         idToken: String? = nil,
         additionalFields: [String: JSONValue] = [:],
-        issuedAt: Date? = nil
+        issuedAt: Date? = nil,
+        boundKey: BoundKey? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -53,6 +58,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         self.idToken = idToken
         self.additionalFields = additionalFields
         self.issuedAt = issuedAt.map(Self.storable)
+        self.boundKey = boundKey
     }
 
     /// `date` rounded to 1/1024 s: stored as seconds since 1970, such a date converts back to
@@ -100,6 +106,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         case idToken = "id_token"
         case additionalFields = "additional_fields"
         case issuedAt = "issued_at"
+        case boundKey = "bound_key"
     }
 
     /// Decodes a stored token (expiry in seconds since 1970).
@@ -113,6 +120,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         additionalFields = try container.decodeIfPresent([String: JSONValue].self, forKey: .additionalFields) ?? [:]
+        boundKey = try container.decodeIfPresent(BoundKey.self, forKey: .boundKey)
     }
 
     private static func decodeDate(
@@ -139,6 +147,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         try container.encodeIfPresent(idToken, forKey: .idToken)
         if !additionalFields.isEmpty { try container.encode(additionalFields, forKey: .additionalFields) }
         try container.encodeIfPresent(issuedAt?.timeIntervalSince1970, forKey: .issuedAt)
+        try container.encodeIfPresent(boundKey, forKey: .boundKey)
     }
 }
 
@@ -153,6 +162,7 @@ extension OAuthToken: CustomStringConvertible, CustomDebugStringConvertible, Cus
         parts.append("expiresAt: \(expiresAt.map(\.safeDescription) ?? "unknown")")
         if let scope { parts.append("scope: \(scope)") }
         if idToken != nil { parts.append("idToken: \(Redaction.describe(idToken))") }
+        if let boundKey { parts.append("boundKey: \(boundKey.thumbprint)") }
         if !additionalFields.isEmpty {
             parts.append("additionalFields: \(additionalFields.keys.sorted())")
         }

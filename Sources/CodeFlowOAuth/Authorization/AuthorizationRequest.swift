@@ -18,40 +18,77 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
 
     /// Builds the request: the endpoint's own query items are kept, then `response_type=code`,
     /// `client_id`, `redirect_uri`, `scope`, `state`, `code_challenge`, `code_challenge_method`,
-    /// and the additional parameters.
+    /// the additional parameters, and a `resource` for each resource indicator.
     public init(configuration: AuthenticationConfiguration, redirectURI: URL) throws {
-        guard var components = URLComponents(url: configuration.authorizationEndpoint, resolvingAgainstBaseURL: false)
-        else {
-            throw CodeFlowError(.invalidConfiguration, "The authorization endpoint is not a valid URL.")
-        }
         let state = Self.makeState()
         let pkce = try configuration.codeFlowConfiguration.makePKCE()
-        var items = components.queryItems ?? []
-        items.append(URLQueryItem(name: "response_type", value: "code"))
-        items.append(URLQueryItem(name: "client_id", value: configuration.client.clientID))
-        items.append(URLQueryItem(name: "redirect_uri", value: redirectURI.absoluteString))
-        if let scope = configuration.scope { items.append(URLQueryItem(name: "scope", value: scope)) }
-        items.append(URLQueryItem(name: "state", value: state))
+        var parameters = [
+            ("response_type", "code"),
+            ("client_id", configuration.client.clientID),
+            ("redirect_uri", redirectURI.absoluteString),
+        ]
+        if let scope = configuration.scope { parameters.append(("scope", scope)) }
+        parameters.append(("state", state))
         if let pkce {
-            items.append(URLQueryItem(name: "code_challenge", value: pkce.challenge))
-            items.append(URLQueryItem(name: "code_challenge_method", value: pkce.method.rawValue))
+            parameters.append(("code_challenge", pkce.challenge))
+            parameters.append(("code_challenge_method", pkce.method.rawValue))
         }
-        for (name, value) in configuration.additionalParameters.sorted(by: { $0.key < $1.key }) {
-            items.append(URLQueryItem(name: name, value: value))
+        parameters += configuration.additionalParameters.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
+        for resource in configuration.resources {
+            guard resource.scheme != nil, !resource.absoluteString.contains("#") else {
+                throw CodeFlowError(
+                    .invalidConfiguration,
+                    "The resource indicator \(resource.redactedForDisplay) is not an absolute URI without a "
+                        + "fragment (RFC 8707 §2).")
+            }
+            parameters.append(("resource", resource.absoluteString))
         }
-        // URLComponents leaves `+` and `/` alone in query values (a `+` would then read as a
-        // space); encode every reserved character so that values arrive exactly as given.
-        components.percentEncodedQuery = items.map { item in
-            FormEncoding.encode(item.name, spaceAsPlus: false) + "="
-                + FormEncoding.encode(item.value ?? "", spaceAsPlus: false)
-        }.joined(separator: "&")
-        guard let url = components.url else {
-            throw CodeFlowError(.invalidConfiguration, "Could not build the authorization URL.")
-        }
+        self.init(
+            url: try Self.url(configuration.authorizationEndpoint, adding: parameters),
+            redirectURI: redirectURI, state: state, pkce: pkce, parameters: parameters)
+    }
+
+    private init(url: URL, redirectURI: URL, state: String, pkce: PKCE?, parameters: [(String, String)]) {
         self.url = url
         self.redirectURI = redirectURI
         self.state = state
         self.pkce = pkce
+        self.parameters = parameters
+    }
+
+    /// The request's parameters, in the order sent (without the endpoint's own query items).
+    package let parameters: [(String, String)]
+
+    /// This request pushed (RFC 9126 §4): the browser's URL carries `client_id`, the
+    /// `request_uri` of `response`, and the parameters named in
+    /// ``AuthenticationConfiguration/parametersRepeatedInBrowser``; state and PKCE are unchanged.
+    package func pushed(_ response: PushedAuthorizationResponse, configuration: AuthenticationConfiguration) throws
+        -> AuthorizationRequest
+    {
+        var browser = parameters.filter { $0.0 == "client_id" }
+        browser.append(("request_uri", response.requestURI))
+        browser += parameters.filter { configuration.parametersRepeatedInBrowser.contains($0.0) && $0.0 != "client_id" }
+        return AuthorizationRequest(
+            url: try Self.url(configuration.authorizationEndpoint, adding: browser),
+            redirectURI: redirectURI, state: state, pkce: pkce, parameters: parameters)
+    }
+
+    /// `endpoint` with `parameters` after its own query items.
+    private static func url(_ endpoint: URL, adding parameters: [(String, String)]) throws -> URL {
+        guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else {
+            throw CodeFlowError(.invalidConfiguration, "The authorization endpoint is not a valid URL.")
+        }
+        var items = (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+        items += parameters
+        // URLComponents leaves `+` and `/` alone in query values (a `+` would then read as a
+        // space); encode every reserved character so that values arrive exactly as given.
+        components.percentEncodedQuery = items.map { name, value in
+            FormEncoding.encode(name, spaceAsPlus: false) + "=" + FormEncoding.encode(value, spaceAsPlus: false)
+        }.joined(separator: "&")
+        guard let url = components.url else {
+            throw CodeFlowError(.invalidConfiguration, "Could not build the authorization URL.")
+        }
+        return url
     }
 
     /// 32 bytes from the system CSPRNG, base64url without padding: a `state`, and the nonces,

@@ -23,8 +23,34 @@ public struct AuthenticationConfiguration: Sendable {
     /// Whether the redirect must carry `iss` (the server's metadata says
     /// `authorization_response_iss_parameter_supported`).
     public var requiresIssuerParameter: Bool
+    /// RFC 8707 resource indicators: each is sent as a `resource` parameter of the authorization
+    /// request and of the token requests (the code exchange and every refresh).
+    public var resources: [URL]
+    /// The pushed authorization request endpoint (RFC 9126). When set, the authorization request
+    /// is pushed there, authenticated like a token request, and the browser opens only
+    /// `client_id`, `request_uri` and the ``parametersRepeatedInBrowser``.
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// Parameters of a pushed request that are repeated in the browser's URL, for servers that
+    /// want them there too (idpyoidc 5.0.0 wants `response_type`, `scope` and `redirect_uri`).
+    /// Empty unless given: RFC 9126 needs only `client_id` and `request_uri`.
+    public var parametersRepeatedInBrowser: [String]
 
     /// Creates a configuration by hand.
+    ///
+    /// - Parameters:
+    ///   - authorizationEndpoint: The authorization endpoint.
+    ///   - tokenEndpoint: The token endpoint.
+    ///   - client: The client and how it authenticates.
+    ///   - redirectURI: `redirect_uri`.
+    ///   - scope: `scope`, space-delimited.
+    ///   - additionalParameters: Further authorization request parameters.
+    ///   - codeFlowConfiguration: PKCE or not.
+    ///   - issuer: The server's issuer identifier, for the RFC 9207 `iss` check.
+    ///   - requiresIssuerParameter: Whether the redirect must carry `iss`.
+    ///   - resources: RFC 8707 resource indicators.
+    ///   - pushedAuthorizationRequestEndpoint: Where to push the request (RFC 9126); `nil` to
+    ///     send it in the browser's URL.
+    ///   - parametersRepeatedInBrowser: Pushed parameters to repeat in the browser's URL.
     public init(
         authorizationEndpoint: URL,
         tokenEndpoint: URL,
@@ -34,7 +60,10 @@ public struct AuthenticationConfiguration: Sendable {
         additionalParameters: [String: String] = [:],
         codeFlowConfiguration: any CodeFlowConfiguration = PKCECodeFlowConfiguration(),
         issuer: String? = nil,
-        requiresIssuerParameter: Bool = false
+        requiresIssuerParameter: Bool = false,
+        resources: [URL] = [],
+        pushedAuthorizationRequestEndpoint: URL? = nil,
+        parametersRepeatedInBrowser: [String] = []
     ) {
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
@@ -45,20 +74,51 @@ public struct AuthenticationConfiguration: Sendable {
         self.codeFlowConfiguration = codeFlowConfiguration
         self.issuer = issuer
         self.requiresIssuerParameter = requiresIssuerParameter
+        self.resources = resources
+        self.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
+        self.parametersRepeatedInBrowser = parametersRepeatedInBrowser
     }
 
     /// Creates a configuration from discovered metadata: endpoints, issuer and the `iss` rule.
-    /// - Throws: `TokenEndpointError` when an endpoint is missing.
+    ///
+    /// The request is pushed (RFC 9126) when `pushesAuthorizationRequests` is `true` or the server
+    /// says `require_pushed_authorization_requests`.
+    ///
+    /// - Parameters:
+    ///   - metadata: The server's metadata.
+    ///   - client: The client and how it authenticates.
+    ///   - redirectURI: `redirect_uri`.
+    ///   - scope: `scope`, space-delimited.
+    ///   - additionalParameters: Further authorization request parameters.
+    ///   - codeFlowConfiguration: PKCE or not.
+    ///   - resources: RFC 8707 resource indicators.
+    ///   - pushesAuthorizationRequests: Whether to push the request though the server does not
+    ///     require it.
+    ///   - parametersRepeatedInBrowser: Pushed parameters to repeat in the browser's URL.
+    /// - Throws: ``CodeFlowError`` when an endpoint is missing, e.g. the pushed authorization
+    ///   request endpoint of a server that requires pushed requests.
     public init(
         metadata: AuthorizationServerMetadata,
         client: ClientAuthentication,
         redirectURI: URL,
         scope: String? = nil,
         additionalParameters: [String: String] = [:],
-        codeFlowConfiguration: any CodeFlowConfiguration = PKCECodeFlowConfiguration()
+        codeFlowConfiguration: any CodeFlowConfiguration = PKCECodeFlowConfiguration(),
+        resources: [URL] = [],
+        pushesAuthorizationRequests: Bool = false,
+        parametersRepeatedInBrowser: [String] = []
     ) throws {
         guard let authorizationEndpoint = metadata.authorizationEndpoint else {
             throw CodeFlowError(.invalidConfiguration, "The server metadata has no authorization_endpoint.")
+        }
+        let pushes = pushesAuthorizationRequests || metadata.requirePushedAuthorizationRequests
+        guard !pushes || metadata.pushedAuthorizationRequestEndpoint != nil else {
+            throw CodeFlowError(
+                .invalidConfiguration,
+                metadata.requirePushedAuthorizationRequests
+                    ? "The server requires pushed authorization requests but names no "
+                        + "pushed_authorization_request_endpoint."
+                    : "The server metadata has no pushed_authorization_request_endpoint.")
         }
         self.init(
             authorizationEndpoint: authorizationEndpoint,
@@ -69,7 +129,10 @@ public struct AuthenticationConfiguration: Sendable {
             additionalParameters: additionalParameters,
             codeFlowConfiguration: codeFlowConfiguration,
             issuer: metadata.issuer,
-            requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported
+            requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported,
+            resources: resources,
+            pushedAuthorizationRequestEndpoint: pushes ? metadata.pushedAuthorizationRequestEndpoint : nil,
+            parametersRepeatedInBrowser: parametersRepeatedInBrowser
         )
     }
 }

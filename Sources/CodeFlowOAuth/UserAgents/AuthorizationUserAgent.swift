@@ -16,6 +16,18 @@ public protocol AuthorizationUserAgentSession: Sendable {
     /// Presents `authorizationURL` and returns the URL the server redirected to.
     /// - Throws: `CancellationError` when the task is cancelled, ``CodeFlowError`` on timeout.
     func present(_ authorizationURL: URL) async throws -> URL
+    /// Presents `authorizationURL`, whose request carries `state`, and returns the URL the server
+    /// redirected to. A pushed request's URL (RFC 9126) has no `state` of its own, so a user agent
+    /// that lets only its own redirect end the flow takes it from here. The default calls
+    /// ``present(_:)``.
+    func present(_ authorizationURL: URL, state: String) async throws -> URL
     /// Releases what the session holds (a socket); called after success, failure and cancellation.
     func close() async
+}
+
+extension AuthorizationUserAgentSession {
+    /// Calls ``present(_:)``.
+    public func present(_ authorizationURL: URL, state: String) async throws -> URL {
+        try await present(authorizationURL)
+    }
 }

@@ -66,6 +66,10 @@ public final class CustomSchemeUserAgent: AuthorizationUserAgent {
             guard let state = RedirectState.state(of: authorizationURL) else {
                 throw CodeFlowError(.invalidConfiguration, "The authorization URL has no state.")
             }
+            return try await present(authorizationURL, state: state)
+        }
+
+        func present(_ authorizationURL: URL, state: String) async throws -> URL {
             agent.pending.withLock { pending in
                 if pending?.waiter === waiter { pending?.expectedState = state }
             }

@@ -80,6 +80,10 @@ public struct LoopbackUserAgent: AuthorizationUserAgent {
                     "The authorization URL has no state, so no redirect could be told from a forged one."
                 )
             }
+            return try await present(authorizationURL, state: state)
+        }
+
+        func present(_ authorizationURL: URL, state: String) async throws -> URL {
             receiver.expect(state: state)
             let agent = self.agent
             // The opener runs beside the wait, so a browser command that blocks cannot hold the

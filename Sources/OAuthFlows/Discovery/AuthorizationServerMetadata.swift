@@ -50,6 +50,14 @@ public struct AuthorizationServerMetadata: Sendable {
     public let codeChallengeMethodsSupported: [String]
     /// `authorization_response_iss_parameter_supported` (RFC 9207).
     public let authorizationResponseIssParameterSupported: Bool
+    /// `pushed_authorization_request_endpoint` (RFC 9126 §5).
+    public let pushedAuthorizationRequestEndpoint: URL?
+    /// `require_pushed_authorization_requests` (RFC 9126 §5): authorization requests must be
+    /// pushed; `false` when absent.
+    public let requirePushedAuthorizationRequests: Bool
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1): the proof algorithms the server
+    /// accepts; empty when absent.
+    public let dpopSigningAlgValuesSupported: [String]
     /// Every field, as sent.
     public let fields: [String: JSONValue]
 
@@ -76,11 +84,14 @@ public struct AuthorizationServerMetadata: Sendable {
         self.tokenEndpointAuthMethodsSupported =
             strings("token_endpoint_auth_methods_supported") ?? ["client_secret_basic"]
         self.codeChallengeMethodsSupported = strings("code_challenge_methods_supported") ?? []
-        if case .bool(let supported)? = fields["authorization_response_iss_parameter_supported"] {
-            self.authorizationResponseIssParameterSupported = supported
-        } else {
-            self.authorizationResponseIssParameterSupported = false
+        func bool(_ name: String) -> Bool {
+            if case .bool(let value)? = fields[name] { return value }
+            return false
         }
+        self.authorizationResponseIssParameterSupported = bool("authorization_response_iss_parameter_supported")
+        self.pushedAuthorizationRequestEndpoint = url("pushed_authorization_request_endpoint")
+        self.requirePushedAuthorizationRequests = bool("require_pushed_authorization_requests")
+        self.dpopSigningAlgValuesSupported = strings("dpop_signing_alg_values_supported") ?? []
         self.fields = fields
     }
 

@@ -29,6 +29,7 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
     ///   - codeVerifier: `code_verifier` (RFC 7636 §4.5), when the request carried a challenge.
     ///   - additionalParameters: Further token request parameters.
     ///   - account: The account the session belongs to, for apps with several.
+    ///   - resources: RFC 8707 resource indicators for the token request and its refreshes.
     public init(
         tokenEndpoint: URL,
         client: ClientAuthentication,
@@ -36,9 +37,10 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
         redirectURI: String,
         codeVerifier: String?,
         additionalParameters: [String: String] = [:],
-        account: String? = nil
+        account: String? = nil,
+        resources: [URL] = []
     ) {
-        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client, resources: resources)
         self.account = account
         self.code = code
         self.redirectURI = redirectURI

@@ -10,14 +10,15 @@ import Foundation
 ///     tokenEndpoint: URL(string: "https://auth.example.com/token")!,
 ///     client: .clientSecretBasic(id: "reporting", secret: secret),
 ///     scope: "reports:read",
-///     additionalParameters: ["resource": "https://api.example.com"]))
+///     resources: [URL(string: "https://api.example.com")!]))
 /// ```
 public struct ClientCredentialsFlow: OAuthFlow {
     /// The token endpoint and client.
     public let endpoint: TokenEndpoint
     /// `scope`: the space-delimited scope requested, if any.
     public var scope: String?
-    /// Further parameters, e.g. RFC 8707 `resource` or `audience`; sent sorted by name.
+    /// Further parameters, e.g. `audience`; sent sorted by name. Resource indicators go in
+    /// ``TokenEndpoint/resources``, which can name several.
     public var additionalParameters: [String: String]
 
     /// Creates the flow.
@@ -26,14 +27,16 @@ public struct ClientCredentialsFlow: OAuthFlow {
     ///   - client: How the client authenticates.
     ///   - scope: `scope`: space-delimited (`"reports:read reports:write"`), or `nil` for the
     ///     server's default.
-    ///   - additionalParameters: Further parameters, e.g. RFC 8707 `resource`.
+    ///   - additionalParameters: Further parameters, e.g. `audience`.
+    ///   - resources: RFC 8707 resource indicators, each sent as a `resource` parameter.
     public init(
         tokenEndpoint: URL,
         client: ClientAuthentication,
         scope: String? = nil,
-        additionalParameters: [String: String] = [:]
+        additionalParameters: [String: String] = [:],
+        resources: [URL] = []
     ) {
-        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client, resources: resources)
         self.scope = scope
         self.additionalParameters = additionalParameters
     }
@@ -71,6 +74,17 @@ public struct ClientCredentialsFlow: OAuthFlow {
 
     /// Runs the grant.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
+        try await requestToken(replacing: nil, context: context)
+    }
+
+    /// Runs the grant again; a DPoP-bound token's key is kept.
+    public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
+        try await requestToken(replacing: token, context: context)
+    }
+
+    private func requestToken(replacing previous: OAuthToken?, context: AuthenticationContext) async throws
+        -> OAuthToken
+    {
         var parameters: [(String, String)] = []
         if let scope { parameters.append(("scope", scope)) }
         parameters += additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
@@ -78,12 +92,8 @@ public struct ClientCredentialsFlow: OAuthFlow {
             grantType: "client_credentials",
             parameters: parameters,
             requestedScope: scope,
+            replacing: previous,
             context: context
         )
-    }
-
-    /// Runs the grant again.
-    public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
-        try await obtainToken(for: context)
     }
 }

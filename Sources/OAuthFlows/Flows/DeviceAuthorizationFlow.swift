@@ -67,16 +67,18 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
     public var account: String?
     private let sleep: Sleep
 
-    /// Creates the flow.
+    /// Creates the flow; `resources` are RFC 8707 resource indicators, sent with every token
+    /// request.
     public init(
         deviceAuthorizationEndpoint: URL,
         tokenEndpoint: URL,
         client: ClientAuthentication,
         scope: String? = nil,
+        resources: [URL] = [],
         sleep: @escaping Sleep = DeviceAuthorizationFlow.defaultSleep,
         onUserCode: @escaping @Sendable (DeviceAuthorization) async -> Void
     ) {
-        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client, resources: resources)
         self.deviceAuthorizationEndpoint = deviceAuthorizationEndpoint
         self.scope = scope
         self.sleep = sleep

@@ -27,15 +27,17 @@ public struct ExtensionGrantFlow: OAuthFlow, CustomStringConvertible {
     /// `scope`, if any.
     public let scope: String?
 
-    /// Creates the flow.
+    /// Creates the flow; `resources` are RFC 8707 resource indicators, sent with every token
+    /// request.
     public init(
         tokenEndpoint: URL,
         client: ClientAuthentication,
         grantType: String,
         parameters: [String: String],
-        scope: String? = nil
+        scope: String? = nil,
+        resources: [URL] = []
     ) {
-        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client, resources: resources)
         self.grantType = grantType
         self.parameters = parameters
         self.scope = scope

@@ -18,15 +18,17 @@ public struct RefreshTokenFlow: OAuthFlow {
     /// The account the session belongs to, for apps with several; part of ``storeKey``.
     public var account: String?
 
-    /// Creates the flow.
+    /// Creates the flow; `resources` are RFC 8707 resource indicators, sent with every token
+    /// request.
     public init(
         tokenEndpoint: URL,
         client: ClientAuthentication,
         refreshToken: String,
         scope: String? = nil,
-        account: String? = nil
+        account: String? = nil,
+        resources: [URL] = []
     ) {
-        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client, resources: resources)
         self.refreshToken = refreshToken
         self.scope = scope
         self.account = account

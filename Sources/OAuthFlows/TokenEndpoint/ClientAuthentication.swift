@@ -84,6 +84,12 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         }
     }
 
+    /// Whether ``authenticate(_:parameters:)`` puts `client_id` in the body.
+    var addsClientIDToBody: Bool {
+        if case .basic = method { return compatibility.contains(.clientIDInBodyWithBasicAuthentication) }
+        return true
+    }
+
     /// Adds the client's credentials to a form request: a header, or body parameters. An
     /// assertion is signed for `request`'s URL.
     ///

@@ -10,6 +10,8 @@ import Foundation
 package struct ServerReply: Sendable {
     /// The URL the request went to.
     package let url: URL
+    /// The request as sent.
+    package let request: URLRequest
     package let body: Data
     package let response: HTTPURLResponse
     /// The secrets sent (client secret, code, verifier, refresh token, device code, token).
@@ -17,8 +19,12 @@ package struct ServerReply: Sendable {
     /// When the request was sent, by the context's clock.
     package let sentAt: Date
 
-    package init(url: URL, body: Data, response: HTTPURLResponse, sentSecrets: [String], sentAt: Date) {
+    package init(
+        url: URL, request: URLRequest? = nil, body: Data, response: HTTPURLResponse, sentSecrets: [String],
+        sentAt: Date
+    ) {
         self.url = url
+        self.request = request ?? URLRequest(url: url)
         self.body = body
         self.response = response
         self.sentSecrets = sentSecrets
@@ -37,13 +43,35 @@ package enum FormPost {
     static let maximumBodySize = HTTPTransportOptions.authorizationServerResponseLimit
 
     /// Posts `parameters` (plus the client's credentials) to `url`.
+    ///
+    /// With `proof`, the request carries a DPoP proof signed with its key; when the server answers
+    /// `use_dpop_nonce` with a nonce, the request is built afresh (a new proof, a new client
+    /// assertion) and sent once more, never a third time (RFC 9449 §8).
     static func send(
         _ parameters: [(String, String)],
         to url: URL,
         client: ClientAuthentication?,
-        context: AuthenticationContext
+        context: AuthenticationContext,
+        proof: (any ProofOfPossession, BoundKey)? = nil
     ) async throws -> ServerReply {
         try checkSafe(url, context: context)
+        let reply = try await post(parameters, to: url, client: client, context: context, proof: proof)
+        guard let (proofOfPossession, _) = proof,
+            proofOfPossession.didReceive(reply.response, error: oauthErrorCode(of: reply), for: reply.request)
+        else { return reply }
+        try Task.checkCancellation()
+        let resent = try await post(parameters, to: url, client: client, context: context, proof: proof)
+        _ = proofOfPossession.didReceive(resent.response, error: nil, for: resent.request)  // remember its nonce
+        return resent
+    }
+
+    private static func post(
+        _ parameters: [(String, String)],
+        to url: URL,
+        client: ClientAuthentication?,
+        context: AuthenticationContext,
+        proof: (any ProofOfPossession, BoundKey)?
+    ) async throws -> ServerReply {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
@@ -51,9 +79,23 @@ package enum FormPost {
         var parameters = parameters
         let assertions = try await client?.authenticate(&request, parameters: &parameters) ?? []
         request.httpBody = Data(FormEncoding.encode(parameters).utf8)
+        if let (proofOfPossession, key) = proof {
+            try await proofOfPossession.prove(&request, with: key, accessToken: nil)
+        }
         var secrets = parameters.filter { Redaction.secretNames.contains($0.0) }.map(\.1) + assertions
         if let secret = client?.secret { secrets.append(secret) }
         return try await exchange(request, secrets: secrets, context: context)
+    }
+
+    /// The OAuth error code of an error reply (status 400 or 401 with an `error` member), if any.
+    private static func oauthErrorCode(of reply: ServerReply) -> OAuthErrorCode? {
+        guard reply.statusCode == 400 || reply.statusCode == 401 else { return nil }
+        do {
+            _ = try jsonObject(from: reply, now: reply.sentAt)
+        } catch let error as OAuthError {
+            return error.code
+        } catch {}
+        return nil
     }
 
     /// Gets `url` (metadata, keys): the same rules, no client credentials.
@@ -81,7 +123,8 @@ package enum FormPost {
         let sentAt = context.clock.now
         let (body, response) = try await context.transport.send(request, options: context.authorizationServerOptions)
         guard let url = request.url else { throw URLError(.badURL) }
-        let reply = ServerReply(url: url, body: body, response: response, sentSecrets: secrets, sentAt: sentAt)
+        let reply = ServerReply(
+            url: url, request: request, body: body, response: response, sentSecrets: secrets, sentAt: sentAt)
         if (300...399).contains(response.statusCode) {
             let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: url) }
             // A target that echoes a secret is not named.

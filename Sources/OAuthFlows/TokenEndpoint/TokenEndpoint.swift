@@ -15,11 +15,20 @@ public struct TokenEndpoint: Sendable {
     public let url: URL
     /// How the client authenticates.
     public let client: ClientAuthentication
+    /// RFC 8707 resource indicators: each is sent as a `resource` parameter of every token
+    /// request, naming a resource server the token is meant for. Empty unless given.
+    public var resources: [URL]
 
     /// Creates a token endpoint client.
-    public init(url: URL, client: ClientAuthentication) {
+    ///
+    /// - Parameters:
+    ///   - url: The endpoint's URL.
+    ///   - client: How the client authenticates.
+    ///   - resources: RFC 8707 resource indicators: absolute URIs without a fragment.
+    public init(url: URL, client: ClientAuthentication, resources: [URL] = []) {
         self.url = url
         self.client = client
+        self.resources = resources
     }
 
     /// The store key for tokens of this client at this endpoint: `<client id>@<token endpoint URL>`.
@@ -38,24 +47,58 @@ public struct TokenEndpoint: Sendable {
 
     /// Requests a token with any grant (RFC 6749 §4, §6, and extensions).
     ///
+    /// With a ``AuthenticationContext/proofOfPossession`` (DPoP), the request carries a proof signed
+    /// with a new session key, or with `previous`'s key when it is bound; a token of the proof's
+    /// type comes back bound to that key (``OAuthToken/boundKey``).
+    ///
     /// - Parameters:
     ///   - grantType: `grant_type`.
-    ///   - parameters: the grant's parameters, sent in this order after `grant_type`.
+    ///   - parameters: the grant's parameters, sent in this order after `grant_type`, before the
+    ///     ``resources``.
     ///   - requestedScope: the scope asked for; the token's scope when the response omits `scope`.
+    ///   - previous: the token this request replaces (a refresh), whose key a proof keeps using.
     ///   - context: transport and clock; expiry is computed from when the request was sent.
     public func requestToken(
         grantType: String,
         parameters: [(String, String)] = [],
         requestedScope: String? = nil,
+        replacing previous: OAuthToken? = nil,
         context: AuthenticationContext
     ) async throws -> OAuthToken {
+        let resourceParameters = try Self.resourceParameters(resources)
+        let proof: (any ProofOfPossession, BoundKey)?
+        if let proofOfPossession = context.proofOfPossession {
+            proof = (proofOfPossession, try await proofOfPossession.key(for: previous))
+        } else {
+            proof = nil
+        }
         let reply = try await FormPost.send(
-            [("grant_type", grantType)] + parameters,
+            [("grant_type", grantType)] + parameters + resourceParameters,
             to: url,
             client: client,
-            context: context
+            context: context,
+            proof: proof
         )
-        return try Self.token(from: reply, requestedScope: requestedScope, now: context.clock.now)
+        var token = try Self.token(from: reply, requestedScope: requestedScope, now: context.clock.now)
+        // A server without DPoP answers a proof with a bearer token (RFC 9449 §5): it stays bearer.
+        if let (proofOfPossession, key) = proof, token.isBound(by: proofOfPossession) {
+            token.boundKey = key
+        }
+        return token
+    }
+
+    /// `resource` parameters (RFC 8707 §2): absolute URIs without a fragment.
+    static func resourceParameters(_ resources: [URL]) throws -> [(String, String)] {
+        try resources.map { resource in
+            guard resource.scheme != nil, resource.fragment == nil, !resource.absoluteString.contains("#") else {
+                throw TokenEndpointError(
+                    .invalidConfiguration,
+                    "The resource indicator \(resource.redactedForDisplay) is not an absolute URI without a "
+                        + "fragment (RFC 8707 §2)."
+                )
+            }
+            return ("resource", resource.absoluteString)
+        }
     }
 
     /// Runs the refresh token grant (RFC 6749 §6) for `previous`, keeping its refresh token when
@@ -79,6 +122,7 @@ public struct TokenEndpoint: Sendable {
             grantType: "refresh_token",
             parameters: parameters,
             requestedScope: scope ?? previous.scope,
+            replacing: previous,
             context: context
         )
         if token.refreshToken == nil { token.refreshToken = refreshToken }

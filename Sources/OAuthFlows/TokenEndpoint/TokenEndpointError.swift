@@ -27,6 +27,9 @@ public struct TokenEndpointError: RetryAfterError, CustomStringConvertible, Cust
         public static let insecureEndpoint = Code("insecure endpoint")
         /// The endpoint's URL is missing from the configuration or metadata.
         public static let missingEndpoint = Code("missing endpoint")
+        /// A setting cannot be sent as it is (e.g. a resource indicator with a fragment); nothing
+        /// was sent.
+        public static let invalidConfiguration = Code("invalid configuration")
         /// The code's name.
         public var description: String { name }
     }

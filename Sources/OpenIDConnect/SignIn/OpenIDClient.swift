@@ -88,7 +88,11 @@ public struct OpenIDClient: Sendable {
         let configuration = try AuthenticationConfiguration(
             metadata: provider.metadata, client: client, redirectURI: redirectURI, scope: fullScope,
             additionalParameters: request.parameters(nonce: nonce))
-        let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
+        // The code exchange proves the session's DPoP key when the authenticator has a prover.
+        let manager = CodeFlowManager(
+            configuration: configuration, userAgent: userAgent,
+            context: context.with(
+                proofOfPossession: context.proofOfPossession ?? authenticator.configuration.proofOfPossession))
         let result = try await manager.authorize(account: account)
         guard let idToken = result.token.idToken else {
             throw IDTokenValidationError(.missing, "The token response has no id_token although openid was asked for.")
