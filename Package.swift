@@ -239,7 +239,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
-                "OpenIDConnect",
+                "OpenIDConnect", "DPoP",
                 "PostgresTokenStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(

@@ -11,16 +11,25 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// The idpyoidc 5.0.0 OpenID provider that `Scripts/test` starts; its URL is `AUTHREQ_TEST_IDPYOIDC`.
-enum IdpyoidcProvider {
-    static let url = ProcessInfo.processInfo.environment["AUTHREQ_TEST_IDPYOIDC"].flatMap(URL.init(string:))
-    static let isConfigured = url != nil
-    static let notRunReason: Comment =
-        "AUTHREQ_TEST_IDPYOIDC is not set, so the idpyoidc tests were NOT run. Run Scripts/test to run them."
+/// An idpyoidc 5.0.0 OpenID provider that `Scripts/test` starts: ``plain`` at
+/// `AUTHREQ_TEST_IDPYOIDC`, and ``dpop`` (DPoP add-on, required PAR, nonces, a strict DPoP
+/// resource) at `AUTHREQ_TEST_IDPYOIDC_DPOP`.
+struct IdpyoidcProvider: Sendable {
+    /// The environment variable with the instance's URL.
+    let variable: String
 
-    static var base: URL { get throws { try #require(url, notRunReason) } }
+    static let plain = IdpyoidcProvider(variable: "AUTHREQ_TEST_IDPYOIDC")
+    static let dpop = IdpyoidcProvider(variable: "AUTHREQ_TEST_IDPYOIDC_DPOP")
 
-    static func json(_ path: String, method: String = "GET", body: [String: Any]? = nil) async throws -> [String: Any] {
+    var url: URL? { ProcessInfo.processInfo.environment[variable].flatMap(URL.init(string:)) }
+    var isConfigured: Bool { url != nil }
+    var notRunReason: Comment {
+        "\(variable) is not set, so these idpyoidc tests were NOT run. Run Scripts/test to run them."
+    }
+
+    var base: URL { get throws { try #require(url, notRunReason) } }
+
+    func json(_ path: String, method: String = "GET", body: [String: Any]? = nil) async throws -> [String: Any] {
         var request = URLRequest(url: try base.appendingPathComponent(path))
         request.httpMethod = method
         if let body {
@@ -31,11 +40,12 @@ enum IdpyoidcProvider {
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
     }
 
-    /// A client of its own: `client_secret_basic`, or `private_key_jwt` with `jwks`.
-    static func makeClient(idTokenAlgorithm: String = "RS256", jwks: [String: Any]? = nil) async throws -> (
-        id: String, secret: String
-    ) {
-        var body: [String: Any] = ["id_token_alg": idTokenAlgorithm]
+    /// A client of its own: `client_secret_basic`, or `private_key_jwt` with `jwks`; with
+    /// `dpopNonce`, the token endpoint demands server nonces from it.
+    func makeClient(idTokenAlgorithm: String = "RS256", jwks: [String: Any]? = nil, dpopNonce: Bool = false)
+        async throws -> (id: String, secret: String)
+    {
+        var body: [String: Any] = ["id_token_alg": idTokenAlgorithm, "dpop_nonce": dpopNonce]
         if let jwks {
             body["jwks"] = jwks
             body["auth_method"] = "private_key_jwt"
@@ -58,7 +68,7 @@ final class CookieBrowser: BrowserOpener {
 /// OpenID Connect against idpyoidc 5.0.0: sign-in with the code flow and PKCE, the ID token
 /// validated, UserInfo, a key rotation (one JWKS re-fetch), `private_key_jwt`, and sign-out at
 /// the provider.
-@Suite(.serialized, .enabled(if: IdpyoidcProvider.isConfigured, IdpyoidcProvider.notRunReason))
+@Suite(.serialized, .enabled(if: IdpyoidcProvider.plain.isConfigured, IdpyoidcProvider.plain.notRunReason))
 struct OpenIDConnectIdpyoidcEndToEndTests {
     let redirectURI = URL(string: "http://127.0.0.1/callback")!
 
@@ -72,8 +82,8 @@ struct OpenIDConnectIdpyoidcEndToEndTests {
 
     @Test(arguments: ["RS256", "ES256"])
     func signInValidatesTheIDTokenAndUserInfoAgrees(algorithm: String) async throws {
-        let client = try await IdpyoidcProvider.makeClient(idTokenAlgorithm: algorithm)
-        let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.base)
+        let client = try await IdpyoidcProvider.plain.makeClient(idTokenAlgorithm: algorithm)
+        let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.plain.base)
         let oidc = OpenIDClient(provider: provider, client: .clientSecretBasic(id: client.id, secret: client.secret))
         let authenticator = OAuthAuthenticator(store: InMemoryTokenStore())
         let session = try await signIn(oidc, into: authenticator)
@@ -85,13 +95,13 @@ struct OpenIDConnectIdpyoidcEndToEndTests {
     }
 
     @Test func aRotatedSigningKeyIsFetchedOnceAndSignInGoesOn() async throws {
-        let client = try await IdpyoidcProvider.makeClient()
+        let client = try await IdpyoidcProvider.plain.makeClient()
         let provider = try await OpenIDProvider.discover(
-            issuer: try IdpyoidcProvider.base, minimumKeyRefetchInterval: 1)
+            issuer: try IdpyoidcProvider.plain.base, minimumKeyRefetchInterval: 1)
         let oidc = OpenIDClient(provider: provider, client: .clientSecretBasic(id: client.id, secret: client.secret))
         _ = try await signIn(oidc, into: OAuthAuthenticator(store: InMemoryTokenStore()))
         #expect(await provider.keys.fetchCount == 1)
-        _ = try await IdpyoidcProvider.json("test/rotate-keys", method: "POST")
+        _ = try await IdpyoidcProvider.plain.json("test/rotate-keys", method: "POST")
         try await Task.sleep(for: .seconds(1.1))  // the client's minimum re-fetch interval here
         let session = try await signIn(oidc, into: OAuthAuthenticator(store: InMemoryTokenStore()))
         #expect(!session.claims.subject.isEmpty)
@@ -106,8 +116,8 @@ struct OpenIDConnectIdpyoidcEndToEndTests {
                 ["kty": "EC", "crv": "P-256", "kid": "client-key", "use": "sig", "x": parameters.x, "y": parameters.y]
             ]
         ]
-        let client = try await IdpyoidcProvider.makeClient(jwks: jwks)
-        let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.base)
+        let client = try await IdpyoidcProvider.plain.makeClient(jwks: jwks)
+        let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.plain.base)
         let oidc = OpenIDClient(
             provider: provider, client: .assertion(id: client.id, signer: PrivateKeyJWT(key: key, keyID: "client-key")))
         let session = try await signIn(oidc, into: OAuthAuthenticator(store: InMemoryTokenStore()))
@@ -115,8 +125,8 @@ struct OpenIDConnectIdpyoidcEndToEndTests {
     }
 
     @Test func signOutEndsTheSessionAtTheProvider() async throws {
-        let client = try await IdpyoidcProvider.makeClient()
-        let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.base)
+        let client = try await IdpyoidcProvider.plain.makeClient()
+        let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.plain.base)
         let oidc = OpenIDClient(provider: provider, client: .clientSecretBasic(id: client.id, secret: client.secret))
         let browser = CookieBrowser()
         let authenticator = OAuthAuthenticator(store: InMemoryTokenStore())
@@ -125,7 +135,7 @@ struct OpenIDConnectIdpyoidcEndToEndTests {
             authenticator, postLogoutRedirectURI: URL(string: "http://127.0.0.1/signed-out")!,
             userAgent: LoopbackUserAgent(opener: browser, timeout: 30))
         #expect(try await authenticator.currentCredential() == nil)
-        let stats = try await IdpyoidcProvider.json("test/stats/\(client.id)")
+        let stats = try await IdpyoidcProvider.plain.json("test/stats/\(client.id)")
         #expect(stats["logout"] as? Int == 1, "the provider ended the session: \(stats)")
     }
 }
@@ -144,6 +154,7 @@ enum CompactHeader {
 /// Guards against a silent skip: in CI (`CI` set) the OpenID provider must be there.
 @Test func idpyoidcTestsHaveAProviderInCI() {
     if ProcessInfo.processInfo.environment["CI"] != nil {
-        #expect(IdpyoidcProvider.isConfigured, "CI must run the idpyoidc tests: use Scripts/test")
+        #expect(IdpyoidcProvider.plain.isConfigured, "CI must run the idpyoidc tests: use Scripts/test")
+        #expect(IdpyoidcProvider.dpop.isConfigured, "CI must run the idpyoidc DPoP tests: use Scripts/test")
     }
 }

@@ -1,6 +1,16 @@
 """An OpenID provider on idpyoidc 5.0.0 for the end-to-end tests, wired to Flask as its
 example/flask_op does: discovery, JWKS, the code flow with PKCE (S256) and nonce, refresh,
-UserInfo, revocation, RP-initiated logout and private_key_jwt client authentication.
+UserInfo, revocation, RP-initiated logout, private_key_jwt client authentication and pushed
+authorization requests (RFC 9126).
+
+With --dpop, idpyoidc's DPoP add-on covers the token and UserInfo endpoints (a proof is then
+mandatory there, so the tests run one instance with it and one without), the metadata says
+require_pushed_authorization_requests, and the script adds what idpyoidc lacks, outside its
+protocol logic:
+- server nonces at the token endpoint (RFC 9449 §8) for clients registered with "dpop_nonce";
+- /test/dpop-resource, a strict DPoP resource (RFC 9449 §7): signature, typ, alg, htm, htu, iat
+  window, jti replay, ath as base64url (idpyoidc's own check wants hex), cnf.jkt against the
+  proof's key, and its own nonces (§9).
 
 The test user is signed in without a form (idpyoidc's NoAuthn). Shims for tests, outside
 idpyoidc's protocol logic:
@@ -11,15 +21,21 @@ idpyoidc's protocol logic:
 
 idpyoidc writes key files into its working folder: start this script in a temporary folder.
 
-Usage: python server.py PORT
+Usage: python server.py PORT [--dpop]
 """
 
+import base64
+import hashlib
 import json
+import secrets
 import sys
 import threading
+import time
 from collections import defaultdict
 from urllib.parse import urlencode, urlsplit
 
+from cryptojwt.jwk.jwk import key_from_jwk_dict
+from cryptojwt.jws.jws import factory as jws_factory
 from cryptojwt.key_issuer import build_keyissuer
 from flask import Flask, jsonify, make_response, redirect, request
 
@@ -32,6 +48,7 @@ from idpyoidc.server.user_authn.authn_context import INTERNETPROTOCOLPASSWORD
 from idpyoidc.server.user_info import UserInfo
 
 PORT = int(sys.argv[1])
+DPOP = "--dpop" in sys.argv[2:]
 ISSUER = f"http://127.0.0.1:{PORT}"
 LOCK = threading.RLock()
 STATS = defaultdict(lambda: defaultdict(int))
@@ -77,6 +94,8 @@ CONF = {
         "userinfo": {"path": "userinfo", "class": "idpyoidc.server.oidc.userinfo.UserInfo", "kwargs": {}},
         "revocation": {"path": "revoke", "class": "idpyoidc.server.oauth2.token_revocation.TokenRevocation",
                        "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
+        "pushed_authorization": {"path": "par", "class": "idpyoidc.server.oauth2.pushed_authorization.PushedAuthorization",
+                                 "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
         "session": {"path": "end_session", "class": "idpyoidc.server.oidc.session.Session",
                     "kwargs": {"post_logout_uri_path": "post_logout", "signing_alg": "ES256",
                                "logout_verify_url": f"{ISSUER}/verify_logout", "client_authn_method": None}},
@@ -94,7 +113,14 @@ CONF = {
     "template_dir": "templates",
 }
 
+if DPOP:
+    CONF["add_on"]["dpop"] = {"function": "idpyoidc.server.oauth2.add_on.dpop.add_support",
+                              "kwargs": {"dpop_signing_alg_values_supported": ["ES256"], "dpop_endpoints": ["token", "userinfo"]}}
+
 server = Server(OPConfiguration(conf=CONF, base_path="."), cwd=".")
+if DPOP:
+    server.context.provider_info["require_pushed_authorization_requests"] = True
+    server.context.provider_info["dpop_signing_alg_values_supported"] = ["ES256"]
 # The logout endpoint is configured without client authentication, but idpyoidc 5.0.0 still
 # authenticates the request and fails (KeyError 'token'); RP-Initiated Logout asks for none.
 server.get_endpoint("session").client_authentication = lambda *args, **kwargs: None
@@ -176,22 +202,156 @@ def jwks():
         return jsonify(server.context.keyjar.export_jwks(issuer_id=""))
 
 
-@app.get("/authorization")
-def authorization():
+def register_loopback_redirect(uri, client_id):
     # RFC 8252 §7.3: a loopback redirect URI matches on any port; idpyoidc matches exactly, so the
     # port the client chose is registered for it before idpyoidc checks the request.
-    uri = request.args.get("redirect_uri", "")
-    client = server.context.cdb.get(request.args.get("client_id", ""))
+    client = server.context.cdb.get(client_id)
     parts = urlsplit(uri)
     if client is not None and parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/callback":
         if (uri, None) not in client["redirect_uris"]:
             client["redirect_uris"].append((uri, None))
+
+
+@app.get("/authorization")
+def authorization():
+    register_loopback_redirect(request.args.get("redirect_uri", ""), request.args.get("client_id", ""))
+    if "request_uri" in request.args:
+        with LOCK:
+            STATS[request.args.get("client_id", "?")]["authorization_with_request_uri"] += 1
     return service("authorization")
+
+
+@app.post("/par")
+def pushed_authorization():
+    client_id = request.form.get("client_id", "")
+    register_loopback_redirect(request.form.get("redirect_uri", ""), client_id)
+    with LOCK:
+        STATS[client_id or "?"]["par"] += 1
+        STATS[client_id or "?"]["par_auth_" + ("basic" if request.authorization else request.form.get("client_assertion_type", "post").rsplit(":", 1)[-1])] += 1
+    return service("pushed_authorization")
+
+
+NONCES = {"token": secrets.token_urlsafe(16), "resource": secrets.token_urlsafe(16)}
+SEEN_JTIS = set()
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def proof_claims(header):
+    # The claims of a proof, unverified: only to read its nonce before idpyoidc verifies it.
+    try:
+        payload = header.split(".")[1]
+        return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except Exception:
+        return {}
+
+
+def nonce_error(kind, status, body=None, challenge=None):
+    headers = {"DPoP-Nonce": NONCES[kind], "Cache-Control": "no-store"}
+    if challenge:
+        headers["WWW-Authenticate"] = challenge
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    return make_response(json.dumps(body) if body is not None else "", status, headers)
 
 
 @app.post("/token")
 def token():
-    return service("token")
+    client_id = request.form.get("client_id") or (request.authorization.username if request.authorization else "")
+    client = server.context.cdb.get(client_id or "", {})
+    if DPOP and client.get("dpop_nonce"):
+        with LOCK:
+            current = NONCES["token"]
+        if proof_claims(request.headers.get("DPoP", "")).get("nonce") != current:
+            with LOCK:
+                STATS[client_id]["use_dpop_nonce"] += 1
+            return nonce_error("token", 400, {"error": "use_dpop_nonce",
+                                              "error_description": "Authorization server requires nonce in DPoP proof"})
+    response = service("token")
+    if DPOP and client.get("dpop_nonce"):
+        response.headers["DPoP-Nonce"] = NONCES["token"]
+    return response
+
+
+@app.route("/test/dpop-resource", methods=["GET", "POST"])
+def dpop_resource():
+    # A resource server that checks DPoP as RFC 9449 §7 says, which idpyoidc's own check does not.
+    def refuse(error, description):
+        with LOCK:
+            STATS["_resource"][error] += 1
+        return make_response(json.dumps({"error": error, "error_description": description}), 401,
+                             {"WWW-Authenticate": f'DPoP error="{error}", algs="ES256"', "Content-Type": "application/json"})
+
+    authorization = request.headers.get("Authorization", "")
+    if not authorization.startswith("DPoP "):
+        return refuse("invalid_token", "a DPoP token is required")
+    access_token = authorization[5:]
+    proofs = request.headers.getlist("DPoP")
+    if len(proofs) != 1:
+        return refuse("invalid_dpop_proof", "exactly one DPoP header")
+    try:
+        jws = jws_factory(proofs[0])
+        header = jws.jwt.headers
+        if header.get("typ") != "dpop+jwt" or header.get("alg") != "ES256" or "d" in header.get("jwk", {}):
+            return refuse("invalid_dpop_proof", "typ, alg or jwk")
+        key = key_from_jwk_dict(header["jwk"])
+        key.deserialize()
+        claims = jws.verify_compact(proofs[0], keys=[key], sigalg="ES256")
+    except Exception as err:
+        return refuse("invalid_dpop_proof", f"signature: {err}")
+    now = time.time()
+    if claims.get("htm") != request.method or claims.get("htu") != request.base_url:
+        return refuse("invalid_dpop_proof", "htm or htu")
+    if not isinstance(claims.get("iat"), int) or abs(now - claims["iat"]) > 60:
+        return refuse("invalid_dpop_proof", "iat outside the window")
+    with LOCK:
+        current = NONCES["resource"]
+        replayed = claims.get("jti") in SEEN_JTIS
+        SEEN_JTIS.add(claims.get("jti"))
+    if not claims.get("jti") or replayed:
+        return refuse("invalid_dpop_proof", "jti replayed")
+    if claims.get("nonce") != current:
+        with LOCK:
+            STATS["_resource"]["use_dpop_nonce"] += 1
+        return nonce_error("resource", 401, {"error": "use_dpop_nonce", "error_description": "Resource server requires nonce"},
+                           'DPoP error="use_dpop_nonce", algs="ES256"')
+    if claims.get("ath") != b64url(hashlib.sha256(access_token.encode()).digest()):
+        return refuse("invalid_dpop_proof", "ath is not the base64url SHA-256 of the token")
+    try:
+        payload = server.context.session_manager.token_handler.handler["access_token"].get_payload(access_token)
+    except Exception:
+        return refuse("invalid_token", "unknown token")
+    if payload.get("exp", 0) < now:
+        return refuse("invalid_token", "expired")
+    thumbprint = key.thumbprint("SHA-256").decode()
+    if payload.get("cnf", {}).get("jkt") != thumbprint:
+        return refuse("invalid_token", "the proof's key is not the token's cnf.jkt")
+    with LOCK:
+        STATS["_resource"]["ok"] += 1
+    return make_response(json.dumps({"sub": payload.get("sub"), "jkt": thumbprint, "method": request.method}), 200,
+                         {"Content-Type": "application/json", "DPoP-Nonce": current})
+
+
+@app.post("/test/rotate-nonces")
+def rotate_nonces():
+    with LOCK:
+        NONCES["token"] = secrets.token_urlsafe(16)
+        NONCES["resource"] = secrets.token_urlsafe(16)
+    return jsonify(rotated=True)
+
+
+@app.post("/test/introspect-jkt")
+def introspect_jkt():
+    # The cnf.jkt of an access or refresh token the provider issued, for the tests to compare.
+    body = request.get_json(silent=True) or {}
+    handler = server.context.session_manager.token_handler.handler[body.get("kind", "access_token")]
+    try:
+        payload = handler.get_payload(body.get("token", ""))
+    except Exception as err:
+        return jsonify(error=str(err)), 400
+    return jsonify(jkt=payload.get("cnf", {}).get("jkt"), sub=payload.get("sub"))
 
 
 @app.route("/userinfo", methods=["GET", "POST"])
@@ -248,6 +408,7 @@ def create_client():
         "post_logout_redirect_uri": ["", ""],
         "allowed_scopes": ["openid", "profile", "email", "offline_access"],
         "id_token_signed_response_alg": body.get("id_token_alg", "RS256"),
+        "dpop_nonce": bool(body.get("dpop_nonce", False)),
     }
     if "jwks" in body:
         entry["jwks"] = body["jwks"]
