@@ -143,7 +143,7 @@ let package = Package(
         .target(
             name: "ReadmeSnippets",
             dependencies: [
-                "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect",
+                "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect", "DPoP",
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
@@ -154,7 +154,7 @@ let package = Package(
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         .executableTarget(
             name: "authreq-fuzz",
-            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI", "OpenIDConnect"],
+            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI", "OpenIDConnect", "DPoP"],
             path: "Fuzz/AuthreqFuzz"
         ),
         .target(
@@ -200,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "OpenAPIAuthenticationTests",
             dependencies: [
-                "OpenAPIAuthentication", "TestSupport",
+                "OpenAPIAuthentication", "TestSupport", "DPoP",
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),

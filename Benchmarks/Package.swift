@@ -29,7 +29,10 @@ let package = Package(
         // Benchmarks/profile: instructions per request under callgrind.
         .executableTarget(
             name: "RequestProfile",
-            dependencies: ["RequestFixtures", .product(name: "AuthenticatedRequests", package: rootIdentity)],
+            dependencies: [
+                "RequestFixtures", .product(name: "AuthenticatedRequests", package: rootIdentity),
+                .product(name: "DPoP", package: rootIdentity),
+            ],
             path: "Profiling"
         ),
         .executableTarget(
@@ -44,6 +47,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenIDConnect", package: rootIdentity),
+                .product(name: "DPoP", package: rootIdentity),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Crypto", package: "swift-crypto"),

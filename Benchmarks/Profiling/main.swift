@@ -1,7 +1,8 @@
 // Sends N requests over the in-memory transport, plain or through an OAuthAuthenticator, for
 // Benchmarks/profile to count their instructions under callgrind. Usage:
-//   RequestProfile plain|authenticated N
+//   RequestProfile plain|authenticated|dpop N
 import AuthenticatedRequests
+import DPoP
 import Dispatch
 import Foundation
 import RequestFixtures
@@ -20,17 +21,30 @@ struct NoRefreshFlow: OAuthFlow {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, ["plain", "authenticated"].contains(arguments[1]), let count = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: RequestProfile plain|authenticated N\n".utf8))
+guard arguments.count == 3, ["plain", "authenticated", "dpop"].contains(arguments[1]), let count = Int(arguments[2])
+else {
+    FileHandle.standardError.write(Data("usage: RequestProfile plain|authenticated|dpop N\n".utf8))
     exit(2)
 }
-let authenticated = arguments[1] == "authenticated"
+let authenticated = arguments[1] != "plain"
+let dpop = arguments[1] == "dpop"
 
 /// The requests, after 100 of each kind to warm up; both runs do the same warm-up, so it cancels
 /// out of the difference.
 func run() async throws {
     let plain = PlainMe(transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
-    let authenticator = OAuthAuthenticator(flow: NoRefreshFlow(), token: Fixtures.validToken())
+    let authenticator: OAuthAuthenticator
+    if dpop {
+        // A DPoP-bound token: every request also signs a proof.
+        let prover = DPoPProver()
+        var token = Fixtures.validToken()
+        token.tokenType = "DPoP"
+        token.boundKey = try await prover.key(for: nil)
+        authenticator = OAuthAuthenticator(
+            flow: NoRefreshFlow(), token: token, configuration: .init(proofOfPossession: prover))
+    } else {
+        authenticator = OAuthAuthenticator(flow: NoRefreshFlow(), token: Fixtures.validToken())
+    }
     let viaAuthenticator = AuthenticatedMe(
         authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
     for _ in 0..<100 {

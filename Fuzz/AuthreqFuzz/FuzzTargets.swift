@@ -1,6 +1,7 @@
 import AuthenticatedRequests
 import AuthreqCLI
 import CodeFlowOAuth
+import DPoP
 import Foundation
 import OAuthFlows
 import OpenIDConnect
@@ -26,6 +27,8 @@ enum FuzzTargets {
         "cli-config": cliConfiguration,
         "id-token": idToken,
         "jwks": jwks,
+        "par-reply": pushedAuthorizationReply,
+        "dpop-challenge": dpopChallenge,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -234,5 +237,58 @@ enum FuzzTargets {
         check(keys.count <= (object["keys"]?.arrayValue?.count ?? 0), "more keys than entries")
         let types = Set(object["keys"]?.arrayValue?.compactMap { $0.objectValue?["kty"]?.stringValue } ?? [])
         for key in keys { check(types.contains(key.type), "a key of a type no entry names") }
+    }
+
+    /// A pushed authorization response (RFC 9126 §2.2) with a status from the first byte: what
+    /// is accepted has a short printable `request_uri` and a finite, positive lifetime.
+    static func pushedAuthorizationReply(_ data: Data) {
+        let statuses = [200, 201, 201, 400, 401, 500]
+        let status = statuses[Int(data.first ?? 0) % statuses.count]
+        do {
+            let response = try PushedAuthorizationEndpoint.response(
+                from: reply(status: status, body: data.dropFirst()), now: now)
+            check(!response.requestURI.isEmpty && response.requestURI.utf8.count <= 2048, "an unusable request_uri")
+            check(
+                response.requestURI.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) },
+                "a request_uri with spaces or controls")
+            check(response.expiresIn.isFinite && response.expiresIn > 0, "a lifetime that is no lifetime")
+            check(response.expiresAt > now, "an expiry before the request")
+        } catch let error as OAuthError {
+            check(!error.description.contains("client-secret-value"), "a sent secret leaked")
+        } catch {}
+    }
+
+    /// What a DPoP resource answers a proved request: the first line is its `DPoP-Nonce`, the
+    /// rest its `WWW-Authenticate`. A nonce is remembered only when it is `1*NQCHAR`, and a
+    /// challenge is never both resent for a nonce and refreshed for.
+    static func dpopChallenge(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        let lines = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        let nonce = String(lines.first ?? "")
+        let challenge = lines.count > 1 ? String(lines[1]) : ""
+        let apiURL = URL(string: "https://api.example.com/me")!
+        guard
+            let response = HTTPURLResponse(
+                url: apiURL, statusCode: 401, httpVersion: "HTTP/1.1",
+                headerFields: ["WWW-Authenticate": challenge, "DPoP-Nonce": nonce])
+        else { return }
+        let authenticator = BearerTokenAuthenticator(
+            flow: ClientCredentialsFlow(tokenEndpoint: tokenURL, client: .none(id: "app")),
+            proofOfPossession: DPoPProver())
+        var request = URLRequest(url: apiURL)
+        request.setValue("proof", forHTTPHeaderField: "DPoP")
+        let resends = authenticator.shouldResend(request, after: response)
+        let refreshes = authenticator.didRequest(
+            request, with: response, failDueToAuthenticationError: URLError(.userAuthenticationRequired))
+        check(!(resends && refreshes), "a challenge was both resent and refreshed for")
+        let received = response.value(forHTTPHeaderField: "DPoP-Nonce") ?? ""
+        if resends {
+            check(
+                !received.isEmpty && received.count <= 1024
+                    && received.unicodeScalars.allSatisfy {
+                        $0.value == 0x21 || (0x23...0x5B).contains($0.value) || (0x5D...0x7E).contains($0.value)
+                    },
+                "resent with a nonce outside 1*NQCHAR")
+        }
     }
 }

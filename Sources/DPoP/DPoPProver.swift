@@ -82,15 +82,16 @@ public final class DPoPProver: ProofOfPossession {
             throw DPoPError(.invalidRequest, "A request without URL cannot carry a DPoP proof.")
         }
         let signingKey = try await signingKey(for: key)
+        let target = try ProofTarget(url)
         let proof = try DPoPProof.make(
             key: signingKey,
             method: request.httpMethod ?? "GET",
-            url: url,
+            target: target,
             issuedAt: clock.now,
             accessToken: accessToken,
-            nonce: nonces.nonce(for: url)
+            nonce: nonces.nonce(for: target)
         )
-        request.setValue(proof, forHTTPHeaderField: "DPoP")
+        request.setHeader("DPoP", to: proof)
     }
 
     /// Remembers the response's `DPoP-Nonce` for the request's origin; `true` when `error` is

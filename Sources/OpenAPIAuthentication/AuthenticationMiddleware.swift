@@ -71,14 +71,29 @@
             try await authenticator.authenticate(&authenticated)
             let (body, isReplayable) = try await replayable(body)
 
-            let (response, responseBody) = try await next(
+            var (response, responseBody) = try await next(
                 request.applying(headersOf: authenticated, comparedWith: original),
                 body,
                 baseURL
             )
-            guard let url = authenticated.url, let foundationResponse = HTTPURLResponse.converting(response, url: url),
-                authenticator.isRejection(foundationResponse, of: authenticated)
+            guard let url = authenticated.url, var foundationResponse = HTTPURLResponse.converting(response, url: url)
             else {
+                return (response, responseBody)
+            }
+            // A DPoP server that asks for its nonce gets the call once more (not a refresh).
+            if let resend = try await authenticator.resendableRequest(authenticated, after: foundationResponse),
+                isReplayable
+            {
+                authenticated = resend
+                (response, responseBody) = try await next(
+                    request.applying(headersOf: authenticated, comparedWith: original), body, baseURL)
+                guard let converted = HTTPURLResponse.converting(response, url: url) else {
+                    return (response, responseBody)
+                }
+                foundationResponse = converted
+                _ = try await authenticator.resendableRequest(authenticated, after: foundationResponse)
+            }
+            guard authenticator.isRejection(foundationResponse, of: authenticated) else {
                 return (response, responseBody)
             }
             guard isReplayable else {

@@ -65,6 +65,18 @@ import Testing
         #expect(try DPoPProof.targetURI(of: try #require(URL(string: url))) == htu)
     }
 
+    @Test(arguments: [
+        ("https://api.example.com/a", "https://api.example.com:443"),
+        ("https://API.example.com:443/b?x", "https://api.example.com:443"),
+        ("http://127.0.0.1/token", "http://127.0.0.1:80"),
+        ("http://[::1]:8080/x", "http://[::1]:8080"),
+        ("https://[::1]/x", "https://[::1]:443"),
+        ("https://user@api.example.com:8443", "https://api.example.com:8443"),
+    ])
+    func noncesBelongToTheOriginWithItsPortWrittenOut(url: String, origin: String) throws {
+        #expect(try ProofTarget(try #require(URL(string: url))).origin == origin)
+    }
+
     @Test func aRequestThatIsNotHTTPGetsNoProof() async throws {
         let prover = DPoPProver(clock: clock)
         let key = try await prover.key(for: nil)

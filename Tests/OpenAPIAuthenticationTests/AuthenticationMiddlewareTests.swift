@@ -1,5 +1,6 @@
 #if OpenAPI
     import AuthenticatedRequests
+    import DPoP
     import Foundation
     import HTTPTypes
     import OpenAPIAuthentication
@@ -63,6 +64,47 @@
             #expect(response.status == .ok)
             #expect(seen.withLock { $0 } == "https://api.example.com/v1/me?fields=name")
             #expect(flow.obtainCalls == 1)
+        }
+
+        @Test func aDPoPNonceChallengeIsAnsweredOnceWithoutARefresh() async throws {
+            let prover = DPoPProver()
+            var token = OAuthToken(
+                accessToken: "bound-1", tokenType: "DPoP", expiresAt: Date().addingTimeInterval(3600))
+            token.boundKey = try await prover.key(for: nil)
+            let authenticator = OAuthAuthenticator(
+                flow: flow, token: token, configuration: .init(proofOfPossession: prover))
+            let middleware = AuthenticationMiddleware(authenticator: authenticator)
+            let seen = Locked<[(authorization: String?, proof: String?)]>([])
+            for round in 0..<2 {
+                let (response, _) = try await middleware.intercept(
+                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/me"), body: nil, baseURL: baseURL,
+                    operationID: "getMe"
+                ) { request, _, _ in
+                    let proof = request.headerFields[HTTPField.Name("DPoP")!]
+                    let calls = seen.withLock { calls in
+                        calls.append((request.headerFields[.authorization], proof))
+                        return calls.count
+                    }
+                    // The first call of all gets the nonce challenge; every later one succeeds.
+                    guard calls == 1 else { return (HTTPResponse(status: .ok), nil) }
+                    var response = HTTPResponse(status: .unauthorized)
+                    response.headerFields[.wwwAuthenticate] = #"DPoP error="use_dpop_nonce""#
+                    response.headerFields[HTTPField.Name("DPoP-Nonce")!] = "server-nonce"
+                    return (response, nil)
+                }
+                #expect(response.status == .ok, "round \(round)")
+            }
+            let calls = seen.withLock { $0 }
+            #expect(calls.count == 3, "one resend for the nonce, then the nonce is remembered")
+            #expect(calls.allSatisfy { $0.authorization == "DPoP bound-1" && $0.proof != nil })
+            let claims = calls.compactMap { $0.proof?.split(separator: ".").dropFirst().first }.map { part -> String in
+                var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                while base64.count % 4 != 0 { base64 += "=" }
+                return String(decoding: Data(base64Encoded: base64) ?? Data(), as: UTF8.self)
+            }
+            #expect(!claims[0].contains("nonce") && claims[1].contains(#""nonce":"server-nonce""#))
+            #expect(claims[2].contains(#""nonce":"server-nonce""#))
+            #expect(flow.refreshCalls == 0, "a nonce is not a refresh")
         }
 
         @Test func aRejectedCallIsRefreshedOnceAndRetriedOnceWithTheSameBody() async throws {

@@ -21,6 +21,7 @@ let benchmarks: @Sendable () -> Void = {
     sessionBenchmarks()
     fleetBenchmarks()
     openIDBenchmarks()
+    dpopBenchmarks()
     let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
 
     // 1. Overhead: the same in-memory request with and without authentication.

@@ -34,6 +34,23 @@ extension AuthenticationInterceptor {
         return Self.isRejection(response, of: request, by: authenticator)
     }
 
+    /// Reads `response` to `request`, which ``authenticate(_:)`` prepared, as the configured
+    /// ``Authenticator`` does on the request path (``Authenticator/shouldResend(_:after:)``): call
+    /// it with every response. It returns `request` with the credential applied afresh when the
+    /// server asks for it once more (a DPoP nonce challenge: not a refresh), and `nil` otherwise.
+    /// Resend at most once; call ``isRejection(_:of:)`` on the answer as on any other.
+    public nonisolated func resendableRequest(_ request: URLRequest, after response: HTTPURLResponse) async throws
+        -> URLRequest?
+    {
+        guard let authenticator = state.withLock({ $0.authenticator }),
+            authenticator.shouldResend(request, after: response)
+        else { return nil }
+        let (current, credential, _) = try await credentialForRequest()
+        var resent = request
+        try await authenticate(&resent, with: credential, by: current)
+        return resent
+    }
+
     /// Reports that the server rejected `request`, which ``authenticate(_:)`` prepared, and
     /// returns it again with a credential to retry it once: the current one when the rejected
     /// request carried an older one, otherwise the result of the one shared refresh (contract

@@ -4,8 +4,14 @@ import Foundation
 enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
+    /// Encodes `bytes` from contiguous memory (a `Data`, a digest) without iterating it byte by
+    /// byte through its generic iterator.
+    static func encode(_ bytes: some ContiguousBytes) -> String {
+        bytes.withUnsafeBytes { encode(sequence: $0) }
+    }
+
     /// Encodes `bytes`, three bytes to four characters, without padding.
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    static func encode(sequence bytes: some Sequence<UInt8>) -> String {
         var output = [UInt8]()
         output.reserveCapacity(bytes.underestimatedCount * 4 / 3 + 3)
         var accumulator: UInt32 = 0

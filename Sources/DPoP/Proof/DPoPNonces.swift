@@ -10,19 +10,26 @@ struct DPoPNonces: Sendable {
     /// The longest nonce accepted, in characters.
     static let maximumLength = 1024
 
-    private let nonces = Locked<[Origin: String]>([:])
+    private let nonces = Locked<[String: String]>([:])
+
+    /// The nonce to use for a request to `target`, if its origin sent one.
+    func nonce(for target: ProofTarget) -> String? {
+        nonces.withLock { $0[target.origin] }
+    }
 
     /// The nonce to use for a request to `url`, if its origin sent one.
     func nonce(for url: URL) -> String? {
-        guard let origin = Origin(url) else { return nil }
-        return nonces.withLock { $0[origin] }
+        guard let target = try? ProofTarget(url) else { return nil }
+        return nonce(for: target)
     }
 
     /// Remembers `header` (a `DPoP-Nonce` value) for `url`'s origin; returns the nonce, or `nil`
     /// for a value that is no nonce (`1*NQCHAR`, RFC 9449 §8.1) or too long.
     @discardableResult
     func remember(_ header: String?, for url: URL?) -> String? {
-        guard let header, let nonce = Self.validated(header), let origin = url.flatMap(Origin.init) else { return nil }
+        guard let header, let nonce = Self.validated(header), let url, let origin = try? ProofTarget(url).origin else {
+            return nil
+        }
         nonces.withLock { nonces in
             if nonces[origin] == nil, nonces.count >= Self.capacity, let someOrigin = nonces.keys.first {
                 nonces[someOrigin] = nil

@@ -31,6 +31,10 @@ enum JWKThumbprint {
 enum JSONText {
     /// `value` as a JSON string, with quotes, backslashes and control characters escaped.
     static func string(_ value: String) -> String {
+        // Most values (identifiers, URLs, base64url) need no escape: copy them whole.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + value + "\""
+        }
         var result = "\""
         result.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {

@@ -48,22 +48,30 @@ public struct ExtensionGrantFlow: OAuthFlow, CustomStringConvertible {
 
     /// Runs the grant.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
+        try await requestToken(replacing: nil, context: context)
+    }
+
+    private func requestToken(replacing previous: OAuthToken?, context: AuthenticationContext) async throws
+        -> OAuthToken
+    {
         var pairs = parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if let scope { pairs.append(("scope", scope)) }
         return try await endpoint.requestToken(
             grantType: grantType,
             parameters: pairs,
             requestedScope: scope,
+            replacing: previous,
             context: context
         )
     }
 
-    /// Refreshes with the refresh token, or runs the grant again without one.
+    /// Refreshes with the refresh token, or runs the grant again without one; a DPoP-bound
+    /// token's key is kept either way.
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
         if token.refreshToken != nil {
             return try await endpoint.refresh(token, context: context)
         }
-        return try await obtainToken(for: context)
+        return try await requestToken(replacing: token, context: context)
     }
 
     /// The grant type and parameter names, without values.

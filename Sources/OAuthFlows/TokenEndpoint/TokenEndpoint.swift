@@ -7,7 +7,7 @@ import Foundation
 
 /// An authorization server's token endpoint (RFC 6749 §3.2) and the client that uses it.
 ///
-/// Every grant goes through ``requestToken(grantType:parameters:requestedScope:context:)``:
+/// Every grant goes through ``requestToken(grantType:parameters:requestedScope:replacing:context:)``:
 /// a form `POST`, one client authentication method, and a parsed `OAuthToken` or a typed error
 /// (`OAuthError` for RFC 6749 §5.2 bodies, ``TokenEndpointError`` for anything else).
 public struct TokenEndpoint: Sendable {
@@ -47,9 +47,9 @@ public struct TokenEndpoint: Sendable {
 
     /// Requests a token with any grant (RFC 6749 §4, §6, and extensions).
     ///
-    /// With a ``AuthenticationContext/proofOfPossession`` (DPoP), the request carries a proof signed
-    /// with a new session key, or with `previous`'s key when it is bound; a token of the proof's
-    /// type comes back bound to that key (``OAuthToken/boundKey``).
+    /// With a `proofOfPossession` in the context (DPoP), the request carries a proof signed with a
+    /// new session key, or with `previous`'s key when it is bound; a token of the proof's type
+    /// comes back bound to that key (`OAuthToken.boundKey`).
     ///
     /// - Parameters:
     ///   - grantType: `grant_type`.
