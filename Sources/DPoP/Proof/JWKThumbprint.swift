@@ -1,3 +1,4 @@
+import AuthenticatedRequests
 import Crypto
 import Foundation
 

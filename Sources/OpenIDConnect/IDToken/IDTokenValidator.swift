@@ -248,7 +248,7 @@ public struct IDTokenValidator: Sendable {
         } else {
             digest = Array(SHA256.hash(data: bytes))
         }
-        return Base64URL.encode(digest.prefix(digest.count / 2))
+        return Base64URL.encode(Array(digest.prefix(digest.count / 2)))
     }
 
     private func checkHash(_ name: String, of value: String?, in claims: IDTokenClaims, algorithm: String) throws {
