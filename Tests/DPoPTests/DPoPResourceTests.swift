@@ -76,6 +76,8 @@ import Testing
             Issue.record("the request succeeded")
         } catch let error as ResourceError {
             #expect(error.response?.statusCode == 401)
+            #expect(error.authenticationError == .useDPoPNonce)
+            #expect(error.challenges.first?.hasScheme("DPoP") == true)
         }
         #expect(server.state.withLock { $0.apiRequests.count } == 2)
         #expect(server.state.withLock { $0.tokenRequests.count } == 1, "no refresh for a nonce")

@@ -161,6 +161,26 @@ struct DPoPIdpyoidcEndToEndTests {
         #expect(try await stats("_resource")["use_dpop_nonce"] == beforeRotation + 1)
     }
 
+    @Test func theStrictResourceRefusesAReplayedProof() async throws {
+        let client = try await provider.makeClient()
+        let configuration = try await configuration(
+            client: .clientSecretBasic(id: client.id, secret: client.secret), on: provider)
+        let authenticator = OAuthAuthenticator(
+            store: InMemoryTokenStore(), configuration: .init(proofOfPossession: DPoPProver()))
+        _ = try await signIn(configuration, into: authenticator)
+        _ = try await DPoPResourceCall(authenticator: authenticator).request()  // learns the nonce
+        // The same proof twice, as an attacker who copied a request would send it.
+        var request = try DPoPResourceCall(authenticator: authenticator).urlRequest(using: ())
+        try await authenticator.authenticate(&request)
+        let (_, first) = try await URLSession.shared.data(for: request)
+        let (_, second) = try await URLSession.shared.data(for: request)
+        #expect((first as? HTTPURLResponse)?.statusCode == 200)
+        let refused = try #require(second as? HTTPURLResponse)
+        #expect(refused.statusCode == 401)
+        let challenge = AuthenticationChallenge.parse(refused.value(forHTTPHeaderField: "WWW-Authenticate") ?? "")
+        #expect(challenge.first?.error.map { OAuthErrorCode(rawValue: $0) } == .invalidDPoPProof)
+    }
+
     @Test func privateKeyJWTAuthenticatesThePushedRequest() async throws {
         let plain = IdpyoidcProvider.plain
         let key = ES256PrivateKey()

@@ -51,6 +51,18 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
         return headers
     }
 
+    /// The challenges of the response's `WWW-Authenticate` header (RFC 9110 §11.6.1), e.g.
+    /// `DPoP error="invalid_dpop_proof"`; empty when there is none.
+    public var challenges: [AuthenticationChallenge] {
+        response?.value(forHTTPHeaderField: "WWW-Authenticate").map(AuthenticationChallenge.parse) ?? []
+    }
+
+    /// The OAuth error a resource server named in its challenge (RFC 6750 §3.1, RFC 9449 §7.1):
+    /// e.g. `invalid_token`, `insufficient_scope`, `invalid_dpop_proof`; `nil` when none did.
+    public var authenticationError: OAuthErrorCode? {
+        challenges.lazy.compactMap(\.error).first.map { OAuthErrorCode(rawValue: $0) }
+    }
+
     /// Creates an error; the body is reduced to a redacted snippet.
     public init(
         code: Code,
