@@ -3,7 +3,8 @@
 # Source this file (after authorization-server.sh), then call: start_postgres
 # It starts two servers and exports their postgres:// URLs: AUTHREQ_TEST_POSTGRES, which every
 # test shares, and AUTHREQ_TEST_POSTGRES_FAULTS, which the fault tests stop, start and cut
-# connections of (`bash "$AUTHREQ_TEST_POSTGRES_CONTROL" faults stop|start` brings it down and back
+# connections of (`bash "$AUTHREQ_TEST_POSTGRES_CONTROL" faults stop|start` brings it down and back,
+# `pause|resume` freezes and thaws it
 # on the same port) without disturbing the others.
 #
 # On a machine without the server it installs Debian's `postgresql` package (as root), and as
@@ -59,8 +60,16 @@ postgres_ctl() {
         stop)
             as_postgres_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
             ;;
+        pause | resume)
+            # A database that is there but answers nothing: the server and its backends stopped
+            # (SIGSTOP), their sockets left open.
+            local signal=STOP pid
+            [ "$2" = resume ] && signal=CONT
+            pid="$(head -n 1 "$dir/data/postmaster.pid")"
+            as_postgres_owner kill -"$signal" "$pid" $(ps -o pid= --ppid "$pid") 2>/dev/null || true
+            ;;
         *)
-            echo "usage: postgres.sh NAME start|stop" >&2
+            echo "usage: postgres.sh NAME start|stop|pause|resume" >&2
             return 2
             ;;
     esac

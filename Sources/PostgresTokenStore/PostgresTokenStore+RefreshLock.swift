@@ -89,6 +89,9 @@
             let lockID: Int64
             let timeout: TimeInterval
             let connected = OneShot<Void>()
+            /// The first lock query answered: the database is there (a pooled connection to a
+            /// database that went away can be handed out and then never answer).
+            let answered = OneShot<Void>()
             /// `true`: the lock was free and is held; `false`: another replica held it, and has
             /// released it since.
             let first = OneShot<Bool>()
@@ -99,8 +102,9 @@
             let gate = LockGate()
             let holder = Locked<Task<Void, Never>?>(nil)
 
-            /// Waits at most `operationTimeout` for a connection, then at most `timeout` for the
-            /// lock or another replica's release of it; returns whether the lock is held.
+            /// Waits at most `operationTimeout` for a connection and as long again for its first
+            /// answer, then at most `timeout` for the lock or another replica's release of it;
+            /// returns whether the lock is held.
             func firstAttempt() async throws -> Bool {
                 let task = Task { await hold() }
                 holder.withLock { $0 = task }
@@ -108,6 +112,9 @@
                     do {
                         try await Bounded.run(within: store.configuration.operationTimeout) {
                             try await connected.value()
+                        }
+                        try await Bounded.run(within: store.configuration.operationTimeout) {
+                            try await answered.value()
                         }
                     } catch is Bounded.TimedOut {
                         throw Unreachable()
@@ -154,7 +161,9 @@
                     try await store.client.withConnection { connection in
                         connected.finish(with: .success(()))
                         var previousLockTimeout: String?
-                        if try await !store.tryLock(lockID, on: connection) {
+                        let heldAtOnce = try await store.tryLock(lockID, on: connection)
+                        answered.finish(with: .success(()))
+                        if !heldAtOnce {
                             previousLockTimeout = try await store.setLockTimeout(timeout, on: connection)
                             try await store.waitForRelease(lockID, on: connection)
                             first.finish(with: .success(false))
@@ -182,6 +191,7 @@
                     }
                 } catch {
                     connected.finish(with: .failure(error))
+                    answered.finish(with: .failure(error))
                     first.finish(with: .failure(error))
                     acquired.finish(with: .failure(error))
                 }

@@ -57,6 +57,17 @@
             try await Database.controlFaultsServer("start")
         }
 
+        func whileTheServerIsPaused(_ body: () async throws -> Void) async throws {
+            try await Database.controlFaultsServer("pause")
+            do {
+                try await body()
+            } catch {
+                try await Database.controlFaultsServer("resume")
+                throw error
+            }
+            try await Database.controlFaultsServer("resume")
+        }
+
         func stored(_ store: PostgresTokenStore) async throws -> String? {
             try await store.load(forKey: flow.storeKey).map {
                 try JSONDecoder().decode(OAuthToken.self, from: $0).accessToken
@@ -89,6 +100,27 @@
                 #expect(try await authenticator.validCredential().accessToken == "access-1")
                 #expect(flow.refreshCalls == 1)
                 #expect(try await stored(store) == "access-1", "coordinated again: the result is in the database")
+            }
+        }
+
+        /// A database that answers nothing (stopped with SIGSTOP, its sockets open): the pool can
+        /// hand out a connection it still believes in, whose lock query never returns. That is an
+        /// unreachable database (`.unavailable` within the operation timeout), not another
+        /// replica's lock (`.lockTimedOut` after the lock timeout).
+        @Test func aDatabaseThatAnswersNothingIsUnavailableNotALockHeldElsewhere() async throws {
+            let url = try #require(Database.faults)
+            try await Database.withClient(url) { client in
+                let store = try store(client)
+                let authenticator = try await signedIn(store)
+                try await whileTheServerIsPaused {
+                    clock.advance(by: 3600)
+                    let error = await #expect(throws: AuthenticationError.self) {
+                        try await authenticator.validCredential()
+                    }
+                    #expect(error?.code == .refreshFailed)
+                    #expect((error?.underlyingError as? TokenStoreError)?.code == .unavailable)
+                    #expect(flow.refreshCalls == 0)
+                }
             }
         }
 
