@@ -20,7 +20,10 @@ import Foundation
 /// 6. fails every waiter with the refresh's error, clearing the credential when the authenticator
 ///    says the grant is dead and keeping it otherwise;
 /// 7. stops refresh loops with ``AuthenticationError/Code/excessiveRefresh``;
-/// 8. writes every change of credential to the ``TokenStore``.
+/// 8. writes every change of credential to the ``TokenStore``;
+/// 9. sends a request once more, with the same credential applied afresh, when the authenticator
+///    asks (``Authenticator/shouldResend(_:after:)``: a DPoP server's nonce). That is not a
+///    refresh and does not count as one; each attempt is resent at most once.
 ///
 /// ``OAuthAuthenticator`` is this actor with ``BearerTokenAuthenticator``.
 public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
