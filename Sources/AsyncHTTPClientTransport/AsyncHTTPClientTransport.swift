@@ -4,6 +4,7 @@
     import Foundation
     import NIOCore
     import NIOHTTP1
+    import NIOPosix
 
     #if canImport(FoundationNetworking)
         import FoundationNetworking
@@ -39,9 +40,15 @@
 
         /// A process-wide client that follows no redirect, on the same event loops as
         /// `HTTPClient.shared`; like it, it lives as long as the process and needs no shutdown.
+        ///
+        /// It does not retry a connection that failed: an authorization server that is down
+        /// is reported at once (``HTTPTransportError/Code/connectionRefused``), not at the
+        /// deadline. (`HTTPClient.shared` retries until the request's deadline, then reports the
+        /// failure.)
         public static let sharedNonRedirectingClient: HTTPClient = {
             var configuration = HTTPClient.Configuration()
             configuration.redirectConfiguration = .disallow
+            configuration.connectionPool.retryConnectionEstablishment = false
             return HTTPClient(
                 eventLoopGroup: HTTPClient.defaultEventLoopGroup,
                 configuration: configuration
@@ -84,19 +91,28 @@
         ) {
             let client = options.followsRedirects ? self.client : nonRedirectingClient
             let limit = min(options.maximumResponseSize ?? maximumBodySize, maximumBodySize)
-            let (body, response) = try await withDeadline(options.timeout, for: request) {
-                try await Self.execute(request, on: client, maximumBodySize: limit)
+            do {
+                let (body, response) = try await Self.execute(
+                    request, on: client, timeout: options.timeout, maximumBodySize: limit)
+                try options.check(body, of: response, for: request)
+                return (body, response)
+            } catch {
+                throw Self.classify(error, sending: request, timeout: options.timeout)
             }
-            try options.check(body, of: response, for: request)
-            return (body, response)
         }
 
+        /// Sends `request` with AsyncHTTPClient's own deadline for the response head (so that a
+        /// connection that fails is reported as that failure, not as a timeout), then collects the
+        /// body within what is left of the deadline.
         private static func execute(
             _ request: URLRequest,
             on client: HTTPClient,
+            timeout: TimeInterval?,
             maximumBodySize: Int
         ) async throws -> (Data, HTTPURLResponse) {
-            guard let url = request.url else { throw URLError(.badURL) }
+            guard let url = request.url else {
+                throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badURL))
+            }
             var outgoing = HTTPClientRequest(url: url.absoluteString)
             outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET")
             for (name, value) in request.allHTTPHeaderFields ?? [:] {
@@ -105,14 +121,20 @@
             if let body = request.httpBody {
                 outgoing.body = .bytes(ByteBuffer(bytes: body))
             }
-            // The total deadline is enforced around this call; this one only stops a client
-            // that would otherwise wait for ever.
-            let response = try await client.execute(outgoing, timeout: .hours(1))
+            let seconds = timeout.map { Swift.min(Swift.max($0, 0), 1e7) } ?? 3600
+            let deadline = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))
+            let response = try await client.execute(outgoing, deadline: deadline)
+            // AsyncHTTPClient's deadline ends with the head; the body gets what is left of it.
+            let remaining = Double((deadline - NIODeadline.now()).nanoseconds) / 1e9
             let buffer: ByteBuffer
             do {
-                buffer = try await response.body.collect(upTo: maximumBodySize)
+                buffer = try await withDeadline(Swift.max(remaining, 0), for: request) {
+                    try await response.body.collect(upTo: maximumBodySize)
+                }
             } catch is NIOTooManyBytesError {
                 throw HTTPTransportError.responseTooLarge(limit: maximumBodySize, url: url)
+            } catch let error as HTTPTransportError where error.code == .timedOut {
+                throw HTTPTransportError.timedOut(after: seconds, url: url)
             }
             var headers: [String: String] = [:]
             for (name, value) in response.headers {
@@ -126,9 +148,60 @@
                     headerFields: headers
                 )
             else {
-                throw URLError(.badServerResponse)
+                throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badServerResponse))
             }
             return (Data(buffer.readableBytesView), httpResponse)
+        }
+
+        /// `error` as an ``HTTPTransportError`` of its class, the same classes `URLSessionTransport`
+        /// reports: SwiftNIO and AsyncHTTPClient errors never reach the caller raw.
+        static func classify(_ error: any Error, sending request: URLRequest, timeout: TimeInterval?) -> any Error {
+            switch error {
+            case is HTTPTransportError, is CancellationError:
+                return error
+            case let error as HTTPClientError where error == .cancelled && Task.isCancelled:
+                return CancellationError()
+            case let error as HTTPClientError where error == .deadlineExceeded:
+                return HTTPTransportError.timedOut(after: timeout ?? 3600, url: request.url)
+            default:
+                let code = transportErrorCode(of: error) ?? .failed
+                return HTTPTransportError(code, sending: request, underlyingError: error)
+            }
+        }
+
+        /// The class of a SwiftNIO, NIOSSL or AsyncHTTPClient error; `nil` when it names none.
+        static func transportErrorCode(of error: any Error) -> HTTPTransportError.Code? {
+            switch error {
+            case let error as IOError:
+                return HTTPTransportError.code(ofErrno: error.errnoCode)
+            case let error as NIOConnectionError:
+                // Every address failed to connect: the first failure names the class; no address
+                // at all means the name did not resolve.
+                guard let first = error.connectionErrors.first else {
+                    return error.dnsAError != nil || error.dnsAAAAError != nil ? .hostNotFound : nil
+                }
+                return transportErrorCode(of: first.error)
+            case let error as ChannelError:
+                switch error {
+                case .connectTimeout: return .timedOut
+                case .eof, .ioOnClosedChannel, .alreadyClosed, .outputClosed, .inputClosed: return .connectionLost
+                default: return nil
+                }
+            case let error as HTTPClientError:
+                switch error {
+                case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded: return .timedOut
+                case .remoteConnectionClosed: return .connectionLost
+                case .tlsHandshakeTimeout: return .tlsFailed
+                default: return nil
+                }
+            case is NIOTooManyBytesError:
+                return .responseTooLarge
+            default:
+                // NIOSSL is not a dependency of this target; its errors are known by their types'
+                // module (`NIOSSLError`, `BoringSSLError`).
+                let type = String(reflecting: Swift.type(of: error))
+                return type.hasPrefix("NIOSSL.") ? .tlsFailed : nil
+            }
         }
     }
 #endif

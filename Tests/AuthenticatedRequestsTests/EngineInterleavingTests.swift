@@ -161,21 +161,24 @@ import Testing
 
     // MARK: A refreshed credential that still needs a refresh is never sent
 
-    @Test func aServerThatIssuesExpiredTokensEndsInExcessiveRefreshAndNothingIsSent() async throws {
+    @Test func aServerThatIssuesExpiredTokensCostsOneRefreshAndNothingIsSent() async throws {
         flow.state.withLock { $0.lifetime = 0 }
         let authenticator = makeAuthenticator(token: token(0, expiresIn: -1), limit: RefreshLimit(maximumCount: 5))
         let error = await #expect(throws: AuthenticationError.self) {
             try await Me(authenticator: authenticator, transport: api.transport).request()
         }
-        #expect(error?.code == .excessiveRefresh)
-        #expect(flow.refreshCalls == 5)
+        #expect(error?.code == .expiredInFlight)
+        #expect(flow.refreshCalls == 1, "a typed error, not a loop of refreshes up to the limit")
         #expect(api.requestCount == 0)
     }
 
-    @Test func aRefreshedTokenWithinTheLeewayButNotExpiredIsSent() async throws {
-        // A slow server and a short lifetime: the new token arrives 30 s before its expiry,
-        // inside the 60 s leeway. Refreshing again would only end in excessiveRefresh.
-        flow.state.withLock { $0.lifetime = 30 }
+    @Test func aRefreshedTokenWithinTheConfiguredLeewayButNotAQuarterOfItsLifeIsSent() async throws {
+        // A short lifetime: the new token lives 30 s, less than the 60 s leeway; its own leeway
+        // is a quarter of that, so it is good to send. Refreshing again would only loop.
+        flow.state.withLock {
+            $0.lifetime = 30
+            $0.stampsIssuedAt = true
+        }
         api.accept(["access-1"])
         let authenticator = makeAuthenticator(token: token(0, expiresIn: -1))
         #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
@@ -184,15 +187,20 @@ import Testing
 
     // MARK: isRequest(_:authenticatedWith:) is asked of the credential a retry would use
 
-    @Test func aRefreshThatReturnsTheRejectedTokenIsNotUsedForTheRetry() async throws {
+    @Test func aRefreshThatReturnsTheRejectedTokenEndsTheRequestWithoutASecondRefresh() async throws {
         let flow = ScriptedFlow(tokens: ["access-0", "access-1"])
         api.accept(["access-1"])
         let authenticator = OAuthAuthenticator(
             flow: flow, token: OAuthToken(accessToken: "access-0"),
             configuration: .init(clock: clock))
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(error?.code == .rejectedAfterRefresh)
+        #expect(api.seenAuthorizations == ["Bearer access-0"], "never retried with the rejected token")
+        #expect(flow.calls == 1, "one rejection, one refresh")
+        // The next request refreshes afresh and gets through.
         #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
-        #expect(api.seenAuthorizations == ["Bearer access-0", "Bearer access-1"])
-        #expect(flow.calls == 2)
     }
 
     // MARK: More of Alamofire's scenarios

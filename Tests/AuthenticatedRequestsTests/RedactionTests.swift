@@ -64,3 +64,14 @@ import Testing
         for secret in Self.secrets { #expect(!redacted.contains(secret)) }
     }
 }
+
+@Suite struct RedactionVocabularyTests {
+    @Test func anNSErrorCodeIsNotASecretButAnOAuthCodeIs() {
+        let text =
+            #"Error Domain=NSURLErrorDomain Code=-1004 "(null)" State=running, redirect ?code=abc123&state=xyz987"#
+        let redacted = Redaction.redact(text)
+        #expect(redacted.contains("Code=-1004"), "\(redacted)")
+        #expect(redacted.contains("State=running"))
+        #expect(!redacted.contains("abc123") && !redacted.contains("xyz987"))
+    }
+}

@@ -54,10 +54,12 @@ import Testing
     @Test func aResetIsATransportFailure() async throws {
         let server = try await MisbehavingServer(.reset)
         defer { Task { try await server.shutdown() } }
-        await #expect(throws: URLError.self) {
+        let error = await #expect(throws: HTTPTransportError.self) {
             try await URLSessionTransport().send(
                 URLRequest(url: server.baseURL.appendingPathComponent("token")), options: .authorizationServer())
         }
+        #expect(error?.code == .connectionLost)
+        #expect(error?.underlyingError is URLError, "URLSession's own error is kept")
     }
 
     @Test func theDefaultImplementationEnforcesDeadlineSizeAndRedirects() async throws {

@@ -167,7 +167,7 @@ func query(_ url: URL) -> [String: String] {
 }
 
 @Suite struct IssuerAndServerErrorTests {
-    @Test func aDenialWithoutThePromisedIssStillShowsTheServersError() throws {
+    @Test func aRedirectWithoutThePromisedIssShowsNothingItSaidAndKeepsItOnlyAsRawData() throws {
         let request = try AuthorizationRequest(
             configuration: configuration(issuer: "https://issuer.example.com", requiresIssuer: true),
             redirectURI: redirectURI)
@@ -179,9 +179,31 @@ func query(_ url: URL) -> [String: String] {
                 redirect: redirect, request: request, issuer: "https://issuer.example.com", requiresIssuer: true)
         }
         #expect(error?.code == .issuerMismatch)
-        #expect(error?.serverError?.code == .accessDenied)
-        #expect(error?.serverError?.errorDescription == "No thanks")
-        #expect(error?.description.contains("access_denied") == true)
+        #expect(error?.unverifiedServerError?.code == .accessDenied)
+        #expect(error?.unverifiedServerError?.errorDescription == "No thanks")
+        #expect(error?.description.contains("access_denied") == false)
+        #expect(error?.description.contains("No thanks") == false)
+    }
+
+    @Test func aRedirectFromAnotherIssuerShowsNeitherItsErrorNorItsIssuer() throws {
+        let request = try AuthorizationRequest(
+            configuration: configuration(issuer: "https://issuer.example.com", requiresIssuer: true),
+            redirectURI: redirectURI)
+        let redirect = URL(
+            string: "\(redirectURI.absoluteString)?error=access_denied&error_description=Call+555-EVIL"
+                + "&error_uri=https%3A%2F%2Fevil.example%2Fhelp&iss=https%3A%2F%2Fevil.example&state=\(request.state)")!
+        let error = #expect(throws: CodeFlowError.self) {
+            try AuthorizationResponse(
+                redirect: redirect, request: request, issuer: "https://issuer.example.com", requiresIssuer: true)
+        }
+        #expect(error?.code == .issuerMismatch)
+        #expect(error?.unverifiedIssuer == "https://evil.example")
+        #expect(error?.unverifiedServerError?.errorURI?.host == "evil.example")
+        for text in [error?.description, error?.message, error.map { "\($0)" }] {
+            #expect(text?.contains("evil") == false)
+            #expect(text?.contains("555") == false)
+            #expect(text?.contains("access_denied") == false)
+        }
     }
 
     @Test func anErrorRedirectThatEchoesTheStateIsRedacted() throws {

@@ -13,6 +13,9 @@ package final class FakeFlow: OAuthFlow {
         package var lifetime: TimeInterval? = 3600
         package var canObtain = true
         package var refreshedFrom: [String] = []
+        /// Whether issued tokens carry `issuedAt`, as the token endpoint's do (the leeway is then
+        /// at most a quarter of their lifetime).
+        package var stampsIssuedAt = false
     }
 
     package let state = Locked(State())
@@ -46,16 +49,17 @@ package final class FakeFlow: OAuthFlow {
 
     private func issue(_ context: AuthenticationContext) async throws -> OAuthToken {
         if let gate = state.withLock({ $0.gate }) { await gate.wait() }
-        let (number, failure, lifetime) = state.withLock { s -> (Int, (any Error)?, TimeInterval?) in
+        let (number, failure, lifetime, stamps) = state.withLock { s -> (Int, (any Error)?, TimeInterval?, Bool) in
             s.issued += 1
-            return (s.issued, s.failure, s.lifetime)
+            return (s.issued, s.failure, s.lifetime, s.stampsIssuedAt)
         }
         if let failure { throw failure }
         return OAuthToken(
             accessToken: "access-\(number)",
             tokenType: "bearer",
             expiresAt: lifetime.map { context.clock.now.addingTimeInterval($0) },
-            refreshToken: "refresh-\(number)"
+            refreshToken: "refresh-\(number)",
+            issuedAt: stamps ? context.clock.now : nil
         )
     }
 }

@@ -58,7 +58,14 @@ extension AuthenticationInterceptor {
     public nonisolated func reauthenticate(afterRejectionOf request: URLRequest) async throws -> URLRequest {
         // The bridge does not say when it sent the request: take it as sent now, so a refresh
         // that failed earlier does not block this one (the request path knows better).
-        let (authenticator, credential) = try await credentialForRetry(of: request, sentAtEpoch: currentEpoch)
+        // Nor which credential it carried: the current one, if the authenticator recognises it.
+        let sent = state.withLock { state in
+            state.credential.flatMap { credential in
+                state.authenticator?.isRequest(request, authenticatedWith: credential) == true ? credential : nil
+            }
+        }
+        let (authenticator, credential) = try await credentialForRetry(
+            of: request, carrying: sent, sentAtEpoch: currentEpoch)
         var retry = request
         try await authenticate(&retry, with: credential, by: authenticator)
         await emit(.requestRetried, url: request.url)

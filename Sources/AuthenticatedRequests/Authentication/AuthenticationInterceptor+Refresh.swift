@@ -42,7 +42,9 @@ extension AuthenticationInterceptor {
             let leeway = configuration.leeway
             let decision = state.withLock { state -> CredentialDecision<A> in
                 guard state.isSettled else { return .settle }
-                guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
+                guard let authenticator = state.authenticator else {
+                    return .fail(Self.missingAuthenticator(hasCredential: state.credential != nil))
+                }
                 if let refresh = state.refresh { return .wait(authenticator, refresh) }
                 if let credential = state.credential, !credential.requiresRefresh(now: now, leeway: leeway) {
                     return .ready(authenticator, credential)
@@ -56,11 +58,8 @@ extension AuthenticationInterceptor {
                 return (authenticator, credential, currentEpoch)
             case .wait(let authenticator, let refresh):
                 let credential = try await refresh.value()
-                // Expired, not merely within the leeway: a token fresh from a slow server may
-                // arrive inside the leeway of a short lifetime, and is still good to send.
-                if !credential.requiresRefresh(now: configuration.clock.now, leeway: 0) {
-                    return (authenticator, credential, currentEpoch)
-                }
+                try checkFreshEnough(credential)
+                return (authenticator, credential, currentEpoch)
             case .fail(let error):
                 try await fail(with: error)
             }
@@ -78,14 +77,19 @@ extension AuthenticationInterceptor {
     ///   instead of a second refresh from a credential that already failed (Alamofire #3290).
     /// - ``AuthenticationError/Code/missingCredential`` when the credential was cleared (sign-out)
     ///   while the request was on its way.
-    nonisolated func credentialForRetry(of rejected: URLRequest, sentAtEpoch epoch: UInt64) async throws -> (
-        A, Credential
-    ) {
+    /// - ``AuthenticationError/Code/rejectedAfterRefresh`` when the refresh returned the very
+    ///   credential the server rejected (`sent`): retrying could only be rejected again, and
+    ///   refreshing again could only return it again. The refresh counts once.
+    nonisolated func credentialForRetry(
+        of rejected: URLRequest, carrying sent: Credential?, sentAtEpoch epoch: UInt64
+    ) async throws -> (A, Credential) {
         for _ in 0..<maximumRounds {
             let now = configuration.clock.now
             let leeway = configuration.leeway
             let decision = state.withLock { state -> CredentialDecision<A> in
-                guard let authenticator = state.authenticator else { return .fail(Self.missingCredential) }
+                guard let authenticator = state.authenticator else {
+                    return .fail(Self.missingAuthenticator(hasCredential: state.credential != nil))
+                }
                 let carriesCurrent = state.credential.map { authenticator.isRequest(rejected, authenticatedWith: $0) }
                 if let failure = state.lastFailure, failure.epoch > epoch, carriesCurrent ?? true {
                     return .fail(failure.error)
@@ -106,11 +110,15 @@ extension AuthenticationInterceptor {
                 return (authenticator, credential)
             case .wait(let authenticator, let refresh):
                 let credential = try await refresh.value()
-                if !authenticator.isRequest(rejected, authenticatedWith: credential),
-                    !credential.requiresRefresh(now: configuration.clock.now, leeway: 0)
-                {
-                    return (authenticator, credential)
+                if let sent, Self.isSame(credential, as: sent) {
+                    throw AuthenticationError(
+                        code: .rejectedAfterRefresh,
+                        message: "\(rejected.url?.redactedForDisplay ?? "The resource") rejected the credential, "
+                            + "and the refresh returned that same credential: not retrying."
+                    )
                 }
+                try checkFreshEnough(credential)
+                return (authenticator, credential)
             case .fail(let error):
                 try await fail(with: error)
             }
@@ -119,6 +127,28 @@ extension AuthenticationInterceptor {
     }
 
     nonisolated var currentEpoch: UInt64 { state.withLock { $0.refreshEpoch } }
+
+    /// Throws ``AuthenticationError/Code/expiredInFlight`` unless `credential`, just handed over
+    /// by a refresh, is still good for the leeway (for an ``OAuthToken``, at most a quarter of its
+    /// lifetime): a request that waited so long that the fresh credential is nearly spent would
+    /// reach the server with an expired one.
+    private nonisolated func checkFreshEnough(_ credential: Credential) throws {
+        guard credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway) else { return }
+        throw AuthenticationError(
+            code: .expiredInFlight,
+            message: "The credential refreshed for this request expires within the refresh leeway before the "
+                + "request could be sent: the machine or the token store is too slow for the credential's lifetime."
+        )
+    }
+
+    /// Whether two credentials are the same, by their `Codable` encoding (credentials need not
+    /// be `Equatable`). Only asked on the retry path.
+    nonisolated static func isSame(_ lhs: Credential, as rhs: Credential) -> Bool {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        guard let left = try? encoder.encode(lhs), let right = try? encoder.encode(rhs) else { return false }
+        return left == right
+    }
 
     private nonisolated func fail(with error: any Error) async throws -> Never {
         if let error = error as? AuthenticationError, error.code == .excessiveRefresh {
@@ -328,7 +358,7 @@ extension AuthenticationInterceptor {
         switch error {
         case is URLError, is CancellationError, is POSIXError, is TokenStoreError: return true
         case let error as AuthenticationError: return error.code != .reauthenticationRequired
-        case let error as HTTPTransportError: return error.code == .timedOut
+        case let error as HTTPTransportError: return error.isConnectivityFailure
         default: return false
         }
     }

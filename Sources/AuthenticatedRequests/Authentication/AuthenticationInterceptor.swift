@@ -294,7 +294,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         guard Self.isRejection(response, of: authenticated, by: authenticator) else {
             return (body, response)
         }
-        return try await retry(authenticated, sentAtEpoch: epoch, over: transport)
+        return try await retry(authenticated, carrying: credential, sentAtEpoch: epoch, over: transport)
     }
 
     /// Sends `request`, and once more with `credential` applied afresh when the authenticator asks
@@ -314,13 +314,14 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         return resent
     }
 
-    /// Whether `authenticator` classifies `response` to `request` as a rejected credential.
+    /// Whether `authenticator` classifies `response` to `request` as a rejected credential. A
+    /// success (`2xx`) never is, and the authenticator is not asked: there is no failure to show it.
     nonisolated static func isRejection(_ response: HTTPURLResponse, of request: URLRequest, by authenticator: A)
         -> Bool
     {
-        let failure: any Error =
-            (200...399).contains(response.statusCode)
-            ? noAuthenticationFailure : ResourceError(code: .unacceptableStatus, response: response)
+        guard !(200...299).contains(response.statusCode) else { return false }
+        let failure = ResourceError(
+            code: .unacceptableStatus, method: request.httpMethod ?? "GET", url: request.url, response: response)
         return authenticator.didRequest(request, with: response, failDueToAuthenticationError: failure)
     }
 
@@ -329,17 +330,33 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     ///
     /// Alamofire's interceptor retries as often as its retrier says; this one retries exactly
     /// once, so a server that rejects every credential costs one refresh per request, not a loop.
+    ///
+    /// When the retry is rejected too and its credential had expired by the time the answer came
+    /// (a token that lived seconds on a loaded machine), the caller gets
+    /// ``AuthenticationError/Code/expiredInFlight`` instead of a bare `401`.
     private nonisolated func retry(
         _ rejected: URLRequest,
+        carrying sent: Credential,
         sentAtEpoch epoch: UInt64,
         over transport: any HTTPTransport
     ) async throws -> (Data, HTTPURLResponse) {
-        let (authenticator, credential) = try await credentialForRetry(of: rejected, sentAtEpoch: epoch)
+        let (authenticator, credential) = try await credentialForRetry(of: rejected, carrying: sent, sentAtEpoch: epoch)
         try Task.checkCancellation()
         var request = rejected
         try await authenticate(&request, with: credential, by: authenticator)
         await emit(.requestRetried, url: rejected.url)
-        return try await send(&request, with: credential, by: authenticator, over: transport)
+        let (body, response) = try await send(&request, with: credential, by: authenticator, over: transport)
+        if Self.isRejection(response, of: request, by: authenticator),
+            credential.requiresRefresh(now: configuration.clock.now, leeway: 0)
+        {
+            throw AuthenticationError(
+                code: .expiredInFlight,
+                message: "\(request.url?.redactedForDisplay ?? "The resource") rejected the retried request, and its "
+                    + "credential had expired by the time the answer came: the request or the machine is too slow "
+                    + "for the credential's lifetime."
+            )
+        }
+        return (body, response)
     }
 
     nonisolated func authenticate(
@@ -381,7 +398,35 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             message: "No credential and no way to obtain one: configure a flow or sign in first."
         )
     }
+
+    /// The error when there is no authenticator (no flow), saying what is missing.
+    static func missingAuthenticator(hasCredential: Bool) -> AuthenticationError {
+        guard hasCredential else {
+            return AuthenticationError(
+                code: .missingCredential,
+                message: "No credential and no flow: call configure(with:) with a flow, or sign in first."
+            )
+        }
+        return AuthenticationError(
+            code: .missingCredential,
+            message: "A credential is set but no flow is configured, so nothing can apply or refresh it: "
+                + "call configure(with:) with the flow that issued it (its refresh path)."
+        )
+    }
 }
 
-/// Passed to `didRequest` for a successful response, so the hot path allocates no error.
-private let noAuthenticationFailure: any Error = ResourceError(code: .unacceptableStatus)
+extension AuthenticationInterceptor: SecretHolding {
+    /// The secrets of the current credential and of the one it replaced.
+    package nonisolated func secretsInPlay() -> [String] {
+        state.withLock { state in
+            (state.credential?.secretValues ?? []) + (state.previousCredential?.secretValues ?? [])
+        }
+    }
+}
+
+/// What knows the secrets of the credentials it applies, so that error text built from a response
+/// to a request it authenticated can leave them out.
+package protocol SecretHolding: Sendable {
+    /// The secret values of the credentials in play (current and previous).
+    func secretsInPlay() -> [String]
+}

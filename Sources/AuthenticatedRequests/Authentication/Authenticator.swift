@@ -8,6 +8,12 @@ import Foundation
 ///
 /// It is `Codable` so that a ``TokenStore`` can keep it across launches.
 public protocol AuthenticationCredential: Codable, Sendable {
+    /// The values of this credential that are secrets: they are removed from every error and
+    /// description built from a response to a request it authenticated (a server may echo
+    /// them). The default is every string of 16 characters or more in the credential's `Codable`
+    /// encoding; ``OAuthToken`` names its access, refresh and ID tokens.
+    var secretValues: [String] { get }
+
     /// Whether the credential must be refreshed before it is used at `date`.
     ///
     /// The ``AuthenticationInterceptor`` asks with `now + leeway`, so a credential that
@@ -21,6 +27,16 @@ public protocol AuthenticationCredential: Codable, Sendable {
 }
 
 extension AuthenticationCredential {
+    /// Every string of 16 characters or more in the credential's `Codable` encoding.
+    public var secretValues: [String] {
+        guard let data = try? JSONEncoder().encode(self), let value = try? JSONValue(parsing: data) else {
+            return []
+        }
+        var strings: [String] = []
+        value.collectStrings(minimumLength: 16, into: &strings)
+        return strings
+    }
+
     /// `requiresRefresh(at: now + leeway)`.
     public func requiresRefresh(now: Date, leeway: TimeInterval) -> Bool {
         requiresRefresh(at: now.addingTimeInterval(leeway))
@@ -72,7 +88,11 @@ public protocol Authenticator: AnyObject, Sendable {
     func refresh(_ credential: Credential, for context: AuthenticationContext) async throws -> Credential
 
     /// Whether `response` to `urlRequest` failed because the credential was rejected.
-    /// The default is `true` for status 401.
+    ///
+    /// Asked only for responses outside `200...299`; `error` is what really happened: a
+    /// ``ResourceError`` with code ``ResourceError/Code/unacceptableStatus`` carrying the
+    /// response, the request's method and URL. A success is never classified, so a 2xx never
+    /// costs a refresh. The default is `true` for status 401.
     func didRequest(
         _ urlRequest: URLRequest,
         with response: HTTPURLResponse,
@@ -82,6 +102,10 @@ public protocol Authenticator: AnyObject, Sendable {
     /// Whether `urlRequest` carries `credential`. When a rejected request carried an older
     /// credential than the current one, it is retried with the current one, without a refresh.
     /// The default is `true`.
+    ///
+    /// May be asked more than once for one rejected request: before it waits for a refresh, and
+    /// again after a refresh shared with other requests ended, or a sign-out cleared the
+    /// credential. Keep it cheap and free of side effects.
     func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: Credential) -> Bool
 
     /// A first credential when there is none (e.g. running the client credentials grant).

@@ -9,7 +9,12 @@ import Foundation
 /// caller awaits that same one. Nobody queues on the actor just to learn that a refresh is under way.
 struct CredentialState<A: Authenticator>: Sendable {
     var authenticator: A?
-    var credential: A.Credential?
+    var credential: A.Credential? {
+        didSet { if let oldValue { previousCredential = oldValue } }
+    }
+    /// The credential before the current one: a late response may still echo it, so its secrets
+    /// are removed from error text too.
+    var previousCredential: A.Credential?
     /// The token store entry of this credential.
     var storeKey: String?
     /// The one refresh (or first obtain) under way.

@@ -108,3 +108,17 @@ public enum JSONValue: Codable, Hashable, Sendable {
         return nil
     }
 }
+
+extension JSONValue {
+    /// Appends every string of at least `minimumLength` characters in this value, depth first.
+    func collectStrings(minimumLength: Int, into strings: inout [String]) {
+        switch self {
+        case .string(let value) where value.count >= minimumLength: strings.append(value)
+        case .array(let values):
+            for value in values { value.collectStrings(minimumLength: minimumLength, into: &strings) }
+        case .object(let values):
+            for value in values.values { value.collectStrings(minimumLength: minimumLength, into: &strings) }
+        default: break
+        }
+    }
+}

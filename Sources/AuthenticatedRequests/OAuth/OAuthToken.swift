@@ -67,6 +67,11 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         Date(timeIntervalSinceReferenceDate: (date.timeIntervalSinceReferenceDate * 1024).rounded() / 1024)
     }
 
+    /// The access token, the refresh token and the ID token: what is removed from error text.
+    public var secretValues: [String] {
+        [accessToken] + [refreshToken, idToken].compactMap { $0 }
+    }
+
     /// The granted scopes, split on spaces.
     public var scopes: [String] {
         scope?.split(separator: " ").map(String.init) ?? []

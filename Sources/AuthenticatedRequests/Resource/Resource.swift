@@ -112,10 +112,18 @@ extension Resource {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            throw ResourceError(code: .transportFailed, method: method, url: url, underlyingError: error)
+            throw ResourceError(
+                code: .transportFailed, method: method, url: url, response: nil, body: nil, underlyingError: error,
+                removing: secretsInPlay)
         }
 
-        try validate(response, body: body)
+        do {
+            try validate(response, body: body)
+        } catch let error as ResourceError {
+            // Rebuilt from the whole body, so a credential the server echoed is left out even
+            // where the snippet would cut it in half.
+            throw error.completed(method: method, url: url, body: body, removing: secretsInPlay)
+        }
         do {
             return try decode(body, from: response)
         } catch {
@@ -125,9 +133,17 @@ extension Resource {
                 url: url,
                 response: response,
                 body: body,
-                underlyingError: error
+                underlyingError: error,
+                removing: secretsInPlay
             )
         }
+    }
+
+    /// The secrets of the credentials this resource's authenticator applies (current and
+    /// previous, with their refresh tokens), to leave out of errors; none for a plain resource.
+    /// Read only when an error is made.
+    private var secretsInPlay: [String] {
+        ((self as? any AuthenticatedResource)?.authenticator as? any SecretHolding)?.secretsInPlay() ?? []
     }
 }
 

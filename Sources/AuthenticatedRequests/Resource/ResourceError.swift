@@ -8,7 +8,9 @@ import Foundation
 ///
 /// Switch on ``code``; the set of codes can grow. Of the request only the method and URL are
 /// kept (no headers, so no credentials), and the body snippet is bounded and redacted, so the
-/// error is safe to log.
+/// error is safe to log. For a request that an ``AuthenticatedResource`` sent, the redaction
+/// also removes the values of the credential that was applied, of the one before it and of the
+/// refresh token, wherever a server echoes them.
 public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -38,6 +40,9 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
     public let bodySnippet: String?
     /// The error behind this one: a transport, decoding or request-building error.
     public let underlyingError: (any Error)?
+    /// ``underlyingError`` as shown in ``description``: redacted when the error was made, while
+    /// the secrets in play were known.
+    private let underlyingSummary: String?
 
     /// The response's status code, when a response arrived.
     public var statusCode: Int? { response?.statusCode }
@@ -72,12 +77,40 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
         body: Data? = nil,
         underlyingError: (any Error)? = nil
     ) {
+        self.init(
+            code: code, method: method, url: url, response: response, body: body, underlyingError: underlyingError,
+            removing: [])
+    }
+
+    /// Creates an error whose snippet and description leave out each of `secrets` too (the
+    /// credentials applied to the request), wherever the body or the underlying error shows them.
+    package init(
+        code: Code,
+        method: String?,
+        url: URL?,
+        response: HTTPURLResponse?,
+        body: Data?,
+        underlyingError: (any Error)?,
+        removing secrets: [String]
+    ) {
         self.code = code
         self.method = method
         self.url = url
         self.response = response
-        self.bodySnippet = body.map { Redaction.snippet(of: $0) }
+        self.bodySnippet = body.map { Redaction.snippet(of: $0, removing: secrets) }
         self.underlyingError = underlyingError
+        self.underlyingSummary = underlyingError.map {
+            Redaction.redact(String(describing: $0), removing: secrets)
+        }
+    }
+
+    /// This error again, for the request `method` `url` and its whole `body`, leaving out
+    /// `secrets`: how ``Resource/request(using:)`` completes an error that ``Resource/validate(_:body:)``
+    /// threw without knowing the credential.
+    package func completed(method: String, url: URL?, body: Data, removing secrets: [String]) -> ResourceError {
+        ResourceError(
+            code: code, method: self.method ?? method, url: self.url ?? url, response: response, body: body,
+            underlyingError: underlyingError, removing: secrets)
     }
 
     /// The error for a response whose status was not accepted.
@@ -91,9 +124,7 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
         if let statusCode { parts.append("status \(statusCode)") }
         if let url = response?.url ?? url { parts.append((method.map { "\($0) " } ?? "") + url.redactedForDisplay) }
         if let bodySnippet, !bodySnippet.isEmpty { parts.append("body: \(bodySnippet)") }
-        if let underlyingError {
-            parts.append("underlying: \(Redaction.redact(String(describing: underlyingError)))")
-        }
+        if let underlyingSummary { parts.append("underlying: \(underlyingSummary)") }
         return parts.joined(separator: ", ") + ")"
     }
 

@@ -62,11 +62,17 @@ package enum Redaction {
         return variants
     }
 
-    /// The name patterns: `access_token` matches `access_token`, `accessToken`, `ACCESS-TOKEN`.
+    /// One-word names that are also ordinary words of other vocabularies (`Code=-1004` in an
+    /// `NSError`, `State=running`): matched only as OAuth spells them, in lowercase.
+    private static let exactCaseNames: Set<String> = ["code", "state", "token"]
+
+    /// The name patterns: `access_token` matches `access_token`, `accessToken`, `ACCESS-TOKEN`;
+    /// the words of ``exactCaseNames`` match only in lowercase.
     private static let patterns: [NSRegularExpression] = {
         let names = secretNames.sorted { $0.count > $1.count }
             .map { name in
-                name.split(separator: "_").map { NSRegularExpression.escapedPattern(for: String($0)) }
+                guard !exactCaseNames.contains(name) else { return "(?-i:\(name))" }
+                return name.split(separator: "_").map { NSRegularExpression.escapedPattern(for: String($0)) }
                     .joined(separator: "[_-]?")
             }
             .joined(separator: "|")

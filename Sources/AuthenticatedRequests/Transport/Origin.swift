@@ -26,9 +26,12 @@ package struct Origin: Hashable, Sendable {
     }
 
     /// `https://host:port`, for messages.
-    package var display: String {
+    package var display: String { "\(scheme)://\(authority)" }
+
+    /// `host:port` (`[::1]:8080` for IPv6), for messages.
+    package var authority: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        return port < 0 ? "\(scheme)://\(shownHost)" : "\(scheme)://\(shownHost):\(port)"
+        return port < 0 ? shownHost : "\(shownHost):\(port)"
     }
 }
 

@@ -7,6 +7,10 @@ import Foundation
 /// The default ``HTTPTransport``: `URLSession`, with a session-level delegate that removes
 /// credential headers when a redirect leaves the origin of the original request.
 ///
+/// A request that gets no reply fails with an ``HTTPTransportError`` whose code names the class
+/// of failure (refused, lost, timed out, TLS, DNS, not connected); the `URLError` is its
+/// ``HTTPTransportError/underlyingError``.
+///
 /// The delegate is session-level on purpose: on Linux, `URLSession` calls
 /// `willPerformHTTPRedirection` only on the session's delegate, and forwards a manually set
 /// `Authorization` header to any host it is redirected to unless told otherwise.
@@ -91,9 +95,12 @@ public final class URLSessionTransport: HTTPTransport {
             // URLSession reports task cancellation as URLError(.cancelled); callers expect
             // the structured-concurrency error.
             throw CancellationError()
+        } catch {
+            // One typed class per failure (refused, lost, timed out, TLS, DNS), as on every transport.
+            throw HTTPTransportError.classifying(error, sending: request)
         }
         guard let httpResponse = response as? HTTPURLResponse else {
-            throw URLError(.badServerResponse)
+            throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badServerResponse))
         }
         return (data, httpResponse)
     }

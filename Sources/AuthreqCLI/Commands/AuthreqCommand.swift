@@ -18,8 +18,14 @@ package struct AuthreqCommand: AsyncParsableCommand {
 
             Shell completions: authreq --generate-completion-script bash|zsh|fish
             """,
+        version: AuthreqCommand.version,
         subcommands: [Login.self, Token.self, Fetch.self, Status.self, Logout.self, ProfileCommand.self]
     )
+
+    /// What `authreq --version` prints: the package's version, from CHANGELOG.md's newest heading
+    /// (a test keeps the two equal). Before the first release, the version the next release
+    /// will have, marked as unreleased.
+    package static let version = "1.0.0-dev (unreleased)"
 
     package init() {}
 }

@@ -74,7 +74,7 @@ package enum ErrorReport {
             switch error.code {
             case .timedOut, .browserUnavailable: return ExitStatus.needsSignIn
             case .invalidConfiguration, .insecureAuthorizationEndpoint: return ExitStatus.usage
-            default: return error.serverError.map(status(for:)) ?? ExitStatus.serverError
+            default: return ExitStatus.serverError
             }
         case is TokenStoreError:
             return ExitStatus.failure
@@ -96,7 +96,14 @@ package enum ErrorReport {
                 status(for: error) == ExitStatus.needsSignIn ? " Run 'authreq login' to sign in." : ""
             text = error.message + (error.underlyingError.map { " (\(message(for: $0)))" } ?? "") + hint
         case let error as CodeFlowError:
-            text = error.message + (error.serverError.map { " \($0)" } ?? "")
+            text = error.message
+        case let error as HTTPTransportError:
+            text = error.message
+        case let error as ResourceError where error.code == .transportFailed && error.underlyingError != nil:
+            text = error.underlyingError.map(message(for:)) ?? error.description
+        case let error as URLError:
+            // A transport of the user's own that threw URLSession's error as it was.
+            text = HTTPTransportError(HTTPTransportError.code(of: error), sending: nil, underlyingError: error).message
         default:
             text = String(describing: error)
         }

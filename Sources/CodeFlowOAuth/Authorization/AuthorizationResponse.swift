@@ -38,15 +38,20 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
                 errorURI: parameters["error_uri"].flatMap { redact($0) == $0 ? URL(string: $0) : nil }
             )
         }
+        // RFC 9207 §2.4: a response from an unverified issuer is not processed; what it says is
+        // kept only as labelled raw data, never in the message.
         if let returnedIssuer, let issuer, returnedIssuer != issuer {
             throw CodeFlowError(
-                .issuerMismatch, "The redirect comes from issuer \(returnedIssuer), expected \(issuer).",
-                serverError: serverError)
+                .issuerMismatch,
+                "The redirect names another issuer than \(issuer) (RFC 9207): a possible mix-up attack. "
+                    + "Nothing in it was used.",
+                unverifiedServerError: serverError, unverifiedIssuer: returnedIssuer)
         }
         if requiresIssuer, returnedIssuer == nil {
             throw CodeFlowError(
-                .issuerMismatch, "The server promised an iss parameter (RFC 9207) and sent none.",
-                serverError: serverError)
+                .issuerMismatch,
+                "The server promised an iss parameter (RFC 9207) and the redirect has none. Nothing in it was used.",
+                unverifiedServerError: serverError)
         }
         if let serverError { throw serverError }
         guard let code = parameters.removeValue(forKey: "code"), !code.isEmpty else {

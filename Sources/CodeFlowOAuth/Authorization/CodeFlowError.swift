@@ -36,21 +36,31 @@ public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringCo
     public let code: Code
     /// What happened, for people; never a secret.
     public let message: String
-    /// The error the redirect carried, when the flow stopped for another reason first: an
-    /// `access_denied` on a redirect without the promised `iss` is still visible here, next to
-    /// the mix-up warning of ``Code/issuerMismatch``.
-    public let serverError: OAuthError?
+    /// The `error`, `error_description` and `error_uri` of a redirect that could not be
+    /// verified, as the redirect carried them: raw, unverified data.
+    ///
+    /// Set only with ``Code/issuerMismatch``: the redirect came from another issuer than
+    /// expected, or without the `iss` the server promised (RFC 9207 §2.4), so nothing in it was
+    /// acted on, and it is never shown in ``description`` or in events. It is kept for a caller
+    /// that wants to record what an unverified party sent; do not display it as the server's word.
+    public let unverifiedServerError: OAuthError?
+    /// The `iss` of a redirect from an unexpected issuer, as it came: raw, unverified data, never
+    /// shown in ``description``.
+    public let unverifiedIssuer: String?
 
-    init(_ code: Code, _ message: String, serverError: OAuthError? = nil) {
+    /// The error an unverified redirect carried.
+    @available(*, deprecated, renamed: "unverifiedServerError", message: "Unverified data: never display it.")
+    public var serverError: OAuthError? { unverifiedServerError }
+
+    init(_ code: Code, _ message: String, unverifiedServerError: OAuthError? = nil, unverifiedIssuer: String? = nil) {
         self.code = code
         self.message = message
-        self.serverError = serverError
+        self.unverifiedServerError = unverifiedServerError
+        self.unverifiedIssuer = unverifiedIssuer
     }
 
-    /// `CodeFlowError(code): message`, and the redirect's error if it carried one.
-    public var description: String {
-        "CodeFlowError(\(code)): \(message)" + (serverError.map { " The redirect also said: \($0)" } ?? "")
-    }
+    /// `CodeFlowError(code): message`. Nothing an unverified redirect said is included.
+    public var description: String { "CodeFlowError(\(code)): \(message)" }
 
     /// Same as ``description``.
     public var debugDescription: String { description }
