@@ -25,10 +25,17 @@ struct ApprovingUserAgent: AuthorizationUserAgent {
         let redirectURI: URL
         let seen: Locked<[String: String]>
         func present(_ authorizationURL: URL) async throws -> URL {
+            try await approve(authorizationURL, state: nil)
+        }
+        /// A pushed request's URL has no `state`: the flow names it.
+        func present(_ authorizationURL: URL, state: String) async throws -> URL {
+            try await approve(authorizationURL, state: state)
+        }
+        func approve(_ authorizationURL: URL, state expected: String?) async throws -> URL {
             let items = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
             let query = Dictionary(items.map { ($0.name, $0.value ?? "") }) { first, _ in first }
             seen.withLock { $0 = query }
-            let state = query["state"] ?? ""
+            let state = expected ?? query["state"] ?? ""
             return URL(string: "\(redirectURI.absoluteString)?code=the-code&state=\(state)")!
         }
         func close() async {}
@@ -95,6 +102,97 @@ struct ApprovingUserAgent: AuthorizationUserAgent {
         #expect(sent["ui_locales"] == "en")
         #expect(sent["acr_values"] == "urn:mfa")
         #expect(try await authenticator.currentCredential()?.idTokenClaims?.subject == "user-42")
+    }
+
+    @Test(arguments: [true, false])
+    func signInChecksTheCodeHashOfTheIDToken(matching: Bool) async throws {
+        let agent = ApprovingUserAgent()
+        let provider = self.provider
+        provider.routes.withLock {
+            $0["/token"] = { request in
+                let nonce = agent.seen.withLock { $0["nonce"] }
+                let hash = IDTokenValidator.leftHalfHash(of: matching ? "the-code" : "another-code", algorithm: "ES256")
+                let idToken = try await provider.token(
+                    provider.claims(["nonce": nonce.map(JSONValue.string) ?? .null, "c_hash": .string(hash)]))
+                let body = #"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(idToken)"}"#
+                return try InMemoryTransport.reply(to: request, json: body)
+            }
+        }
+        let authenticator = OAuthAuthenticator(store: InMemoryTokenStore())
+        let signIn = {
+            try await self.client().signIn(
+                redirectURI: URL(string: "http://127.0.0.1/callback")!, userAgent: agent, configuring: authenticator)
+        }
+        if matching {
+            #expect(try await signIn().claims.subject == "user-42")
+        } else {
+            let error = await #expect(throws: IDTokenValidationError.self) { try await signIn() }
+            #expect(error?.rule == .tokenHash)
+            #expect(try await authenticator.currentCredential() == nil)
+        }
+    }
+
+    @Test func signInPushesTheRequestAndSendsResourcesOnTheExchangeAndEveryRefresh() async throws {
+        let agent = ApprovingUserAgent()
+        let provider = self.provider
+        let tokenForms = Locked<[String]>([])
+        let pushed = Locked<[String]>([])
+        provider.routes.withLock {
+            $0["/par"] = { request in
+                pushed.withLock { $0.append(String(decoding: request.httpBody ?? Data(), as: UTF8.self)) }
+                return try InMemoryTransport.reply(
+                    to: request, status: 201, json: #"{"request_uri":"urn:par:1","expires_in":60}"#)
+            }
+            $0["/token"] = { request in
+                tokenForms.withLock { $0.append(String(decoding: request.httpBody ?? Data(), as: UTF8.self)) }
+                let idToken = try await provider.token(provider.claims(["nonce": .null]))
+                let body =
+                    #"{"access_token":"at-1","token_type":"Bearer","expires_in":300,"refresh_token":"rt-1","id_token":"\#(idToken)"}"#
+                return try InMemoryTransport.reply(to: request, json: body)
+            }
+        }
+        var fields = try metadata().fields
+        fields["pushed_authorization_request_endpoint"] = .string(TestProvider.issuer + "/par")
+        let client = OpenIDClient(
+            provider: try OpenIDProvider(
+                metadata: try AuthorizationServerMetadata(fields: fields), context: provider.context),
+            client: .none(id: TestProvider.clientID), options: .init(), context: provider.context)
+        let authenticator = OAuthAuthenticator(store: InMemoryTokenStore(), configuration: .init(clock: provider.clock))
+        let api = URL(string: "https://api.example.com/")!
+        // The nonce is checked: the ID token above carries none, so the sign-in is refused after
+        // the exchange; what was sent is what this test reads.
+        _ = try? await client.signIn(
+            redirectURI: URL(string: "http://127.0.0.1/callback")!, userAgent: agent, configuring: authenticator,
+            resources: [api], pushesAuthorizationRequests: true)
+        #expect(pushed.withLock { $0 }.first?.contains("resource=https%3A%2F%2Fapi.example.com%2F") == true)
+        #expect(agent.seen.withLock { $0["request_uri"] } == "urn:par:1", "the browser opened the pushed request")
+        #expect(tokenForms.withLock { $0 }.first?.contains("resource=https%3A%2F%2Fapi.example.com%2F") == true)
+        let flow = try client.sessionFlow(resources: [api])
+        #expect(flow.endpoint.resources == [api], "refreshes send the resources too")
+    }
+
+    @Test func signOutRevokesAtTheEndpointOnlyTheRFC8414DocumentNames() async throws {
+        let provider = self.provider
+        let revoked = Locked<[String]>([])
+        provider.routes.withLock {
+            $0["/.well-known/oauth-authorization-server"] = { request in
+                try InMemoryTransport.reply(
+                    to: request,
+                    json:
+                        #"{"issuer":"\#(TestProvider.issuer)","token_endpoint":"\#(TestProvider.issuer)/token","revocation_endpoint":"\#(TestProvider.issuer)/revoke"}"#
+                )
+            }
+            $0["/revoke"] = { request in
+                revoked.withLock { $0.append(String(decoding: request.httpBody ?? Data(), as: UTF8.self)) }
+                return try InMemoryTransport.reply(to: request, body: Data())
+            }
+        }
+        let authenticator = OAuthAuthenticator(
+            store: InMemoryTokenStore(), configuration: .init(tokenTransport: provider.context.transport))
+        await authenticator.setCredential(OAuthToken(accessToken: "at-1", refreshToken: "rt-1"))
+        try await client().signOut(authenticator)
+        #expect(revoked.withLock { $0 }.contains { $0.contains("token=rt-1") }, "\(revoked.withLock { $0 })")
+        #expect(try await authenticator.currentCredential() == nil)
     }
 
     @Test func aReplayedNonceStopsTheSignInAndNothingIsStored() async throws {

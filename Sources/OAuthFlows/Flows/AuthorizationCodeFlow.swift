@@ -17,6 +17,8 @@ public final class AuthorizationCodeFlow: OAuthFlow, CustomStringConvertible {
     /// The account the session belongs to, for apps with several; part of ``storeKey``.
     public let account: String?
     private let code: String
+    /// The authorization code, for the ID token's `c_hash` (OpenIDConnect).
+    package var authorizationCode: String { code }
     private let codeVerifier: String?
     private let isUsed = Locked(false)
 

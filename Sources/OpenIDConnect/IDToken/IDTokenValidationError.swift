@@ -15,6 +15,13 @@ public struct IDTokenValidationError: Error, CustomStringConvertible, CustomDebu
         /// Rule 6: no key of the provider's JWKS fits the header (`kid`, `kty`, `alg`, `use`),
         /// also after one re-fetch.
         public static let unknownKey = Rule("unknown key")
+        /// Rule 6: the key set names the token's `kid` more than once with keys that fit, so the
+        /// key to verify with is ambiguous; the token is refused rather than verified with a guess.
+        public static let ambiguousKey = Rule("ambiguous key")
+        /// Rule 6: the provider's key that fits the header cannot be used: malformed, a point
+        /// that is not on its curve or of another curve's size, or an RSA key shorter than
+        /// 2,048 bits.
+        public static let invalidKey = Rule("invalid key")
         /// Rule 6: the signature does not verify with the provider's key.
         public static let signature = Rule("signature")
         /// Rule 2: `iss` is not the issuer.

@@ -130,6 +130,8 @@ public struct IDTokenValidator: Sendable {
         // (or, for HS*, the client secret).
         let algorithm = try checkedAlgorithm(jws)
         let verifier = try await self.verifier(for: jws, algorithm: algorithm)
+        // A verification that throws (a key the crypto library refuses late) is a bad signature
+        // too: every failure here is this rule's, typed.
         guard (try? verifier.verify(jws.signature, signs: jws.signingInput)) == true else {
             throw IDTokenValidationError(
                 .signature, "The signature does not verify with the provider's \(algorithm) key.")

@@ -4,9 +4,17 @@ import JWTKit
 import OAuthFlows
 
 /// A provider's signing keys (its `jwks_uri`), fetched on first use, cached, and fetched once
-/// more when a token names a key the cache does not have (the provider rotated its keys), but
-/// never more often than ``minimumRefetchInterval``: a stream of tokens with made-up `kid`s
-/// cannot make the client hammer the provider.
+/// more when a token names a key the cache does not have (the provider rotated its keys).
+///
+/// A key not seen before costs one re-fetch at once, however recently the set was fetched, so a
+/// provider that rotates a few seconds after the last fetch never fails a sign-in or a refresh.
+/// Such re-fetches happen at most once per ``minimumRefetchInterval``: a stream of tokens with
+/// made-up `kid`s makes no more than one fetch per interval.
+///
+/// Every key is checked before use, and every failure is an ``IDTokenValidationError``: two
+/// fitting keys under one `kid` (``IDTokenValidationError/Rule/ambiguousKey``), a malformed key,
+/// a point of the wrong size or off its curve, an RSA key shorter than 2,048 bits
+/// (``IDTokenValidationError/Rule/invalidKey``).
 public actor JSONWebKeySet {
     /// The `jwks_uri`.
     public nonisolated let url: URL
@@ -15,6 +23,9 @@ public actor JSONWebKeySet {
     private let context: AuthenticationContext
     private var keys: [Key]?
     private var fetchedAt: Date?
+    /// When a token's unknown `kid` last made the set be fetched: the one such fetch allowed per
+    /// interval, whenever the set was fetched for another reason.
+    private var unknownKeyFetchAt: Date?
     private var fetching: Task<[Key], any Error>?
     private var algorithms: [String: any JWTAlgorithm] = [:]
     /// How many times the set was fetched (for tests and diagnostics).
@@ -55,7 +66,8 @@ public actor JSONWebKeySet {
         }
         if let verifier = try await select(keyID: keyID, algorithm: algorithm) { return verifier }
         let now = context.clock.now
-        if let fetchedAt, now.timeIntervalSince(fetchedAt) >= minimumRefetchInterval {
+        if unknownKeyFetchAt.map({ now.timeIntervalSince($0) >= minimumRefetchInterval }) ?? true {
+            unknownKeyFetchAt = now
             try await refresh()
             if let verifier = try await select(keyID: keyID, algorithm: algorithm) { return verifier }
         }
@@ -114,19 +126,70 @@ public actor JSONWebKeySet {
                 }
                     ?? false
         }
-        // Without a kid the key must be unambiguous (OpenID Connect Core §10.1).
-        guard let (index, key) = fitting.first, keyID != nil || fitting.count == 1 else { return nil }
+        guard let (index, key) = fitting.first else { return nil }
+        // Without a kid the key must be unambiguous (OpenID Connect Core §10.1); with one, a set
+        // that names it twice is ambiguous as well: refused, not verified with the first.
+        guard fitting.count == 1 else {
+            if keyID == nil { return nil }
+            throw IDTokenValidationError(
+                .ambiguousKey,
+                "\(fitting.count) keys of \(url.redactedForDisplay) carry kid '\(keyID ?? "")' for \(algorithm); "
+                    + "the token is refused rather than verified with one of them.")
+        }
         let cacheKey = "\(index)|\(algorithm)"
         if let cached = algorithms[cacheKey] { return cached }
-        var jwk = try JSONDecoder().decode(JWK.self, from: key.json)
-        jwk.algorithm = JWK.Algorithm(rawValue: algorithm)
-        let kid = JWKIdentifier(string: key.id ?? "key-\(index)")
-        jwk.keyIdentifier = kid
-        let collection = JWTKeyCollection()
-        try await collection.add(jwk: jwk, isDefault: true)
-        let verifier = try await collection.getKey(for: kid, alg: algorithm)
+        let verifier = try await Self.verifier(of: key, index: index, algorithm: algorithm, from: url)
         algorithms[cacheKey] = verifier
         return verifier
+    }
+
+    /// The smallest RSA modulus accepted, in bits (NIST SP 800-131A; RFC 7518 §3.3 requires
+    /// 2,048 for RS256).
+    package static let minimumRSAModulusBits = 2048
+
+    /// The verifier of `key`, after the package's own checks of its size and shape; every failure
+    /// of the crypto library is an ``IDTokenValidationError/Rule/invalidKey`` too.
+    private static func verifier(of key: Key, index: Int, algorithm: String, from url: URL) async throws
+        -> any JWTAlgorithm
+    {
+        let place = "key \(key.id.map { "'\($0)'" } ?? "#\(index)") of \(url.redactedForDisplay)"
+        let members = (try? JSONValue(parsing: key.json).objectValue) ?? [:]
+        func bytes(_ name: String) -> Data? { members[name]?.stringValue.flatMap { Base64URL.decode(Substring($0)) } }
+        switch key.type {
+        case "RSA":
+            guard let modulus = bytes("n"), bytes("e") != nil else {
+                throw IDTokenValidationError(.invalidKey, "The \(place) has no RSA modulus or exponent.")
+            }
+            let significant = modulus.drop { $0 == 0 }
+            let bits = significant.first.map { significant.count * 8 - $0.leadingZeroBitCount } ?? 0
+            guard bits >= minimumRSAModulusBits else {
+                throw IDTokenValidationError(
+                    .invalidKey,
+                    "The \(place) is a \(bits)-bit RSA key; at least \(minimumRSAModulusBits) bits are required.")
+            }
+        case "EC":
+            let size = ["P-256": 32, "P-384": 48, "P-521": 66][key.curve ?? ""]
+            guard let size, bytes("x")?.count == size, bytes("y")?.count == size else {
+                throw IDTokenValidationError(
+                    .invalidKey,
+                    "The \(place) is not a point of \(key.curve ?? "a known curve") (coordinates of the wrong size).")
+            }
+        default:
+            break
+        }
+        do {
+            var jwk = try JSONDecoder().decode(JWK.self, from: key.json)
+            jwk.algorithm = JWK.Algorithm(rawValue: algorithm)
+            let kid = JWKIdentifier(string: key.id ?? "key-\(index)")
+            jwk.keyIdentifier = kid
+            let collection = JWTKeyCollection()
+            try await collection.add(jwk: jwk, isDefault: true)
+            return try await collection.getKey(for: kid, alg: algorithm)
+        } catch {
+            throw IDTokenValidationError(
+                .invalidKey,
+                "The \(place) cannot be used for \(algorithm): \(Swift.type(of: error)) (e.g. a point off its curve).")
+        }
     }
 
     /// The key type (and curve) an algorithm needs; an empty curve for RSA.

@@ -75,19 +75,28 @@ public struct OpenIDClient: Sendable {
     ///   - userAgent: Presents the authorization page and brings the redirect back.
     ///   - authenticator: Keeps the session (its store too).
     ///   - account: The account the session belongs to, for apps with several.
+    ///   - resources: RFC 8707 resource indicators, sent with the authorization request, the code
+    ///     exchange and every refresh.
+    ///   - pushesAuthorizationRequests: Whether to push the request first (PAR, RFC 9126); a
+    ///     provider whose metadata requires it gets it anyway.
+    ///   - parametersRepeatedInBrowser: With PAR, the parameters a provider wants repeated next to
+    ///     `request_uri` in the browser.
     /// - Throws: ``IDTokenValidationError`` naming the rule a bad ID token broke (the session is
     ///   then not stored), and what `CodeFlowManager` throws.
     public func signIn(
         redirectURI: URL, scope: String = "openid",
         request: OpenIDAuthenticationRequest = OpenIDAuthenticationRequest(),
-        userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil
+        userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil,
+        resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = []
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
         let nonce = AuthorizationRequest.makeState()
         let configuration = try AuthenticationConfiguration(
             metadata: provider.metadata, client: client, redirectURI: redirectURI, scope: fullScope,
-            additionalParameters: request.parameters(nonce: nonce))
+            additionalParameters: request.parameters(nonce: nonce), resources: resources,
+            pushesAuthorizationRequests: pushesAuthorizationRequests,
+            parametersRepeatedInBrowser: parametersRepeatedInBrowser)
         // The code exchange proves the session's DPoP key when the authenticator has a prover.
         let manager = CodeFlowManager(
             configuration: configuration, userAgent: userAgent,
@@ -99,17 +108,20 @@ public struct OpenIDClient: Sendable {
         }
         let claims = try await validator.validate(
             idToken,
-            expecting: IDTokenExpectations(nonce: nonce, maxAge: request.maxAge, accessToken: result.token.accessToken),
+            expecting: IDTokenExpectations(
+                nonce: nonce, maxAge: request.maxAge, accessToken: result.token.accessToken,
+                code: result.flow.authorizationCode),
             now: context.clock.now)
-        await authenticator.configure(with: try sessionFlow(account: account), token: result.token)
+        await authenticator.configure(
+            with: try sessionFlow(account: account, resources: resources), token: result.token)
         return OpenIDSession(token: result.token, claims: claims)
     }
 
-    /// The flow of this client's sessions.
-    public func sessionFlow(account: String? = nil) throws -> OpenIDSessionFlow {
+    /// The flow of this client's sessions; `resources` are sent with every refresh.
+    public func sessionFlow(account: String? = nil, resources: [URL] = []) throws -> OpenIDSessionFlow {
         OpenIDSessionFlow(
             tokenEndpoint: try provider.metadata.tokenEndpoint(client: client).url, client: client, account: account,
-            validator: validator)
+            validator: validator, resources: resources)
     }
 
     /// Brings back a session signed in earlier from `store`, or `nil` when there is none.
@@ -151,6 +163,17 @@ public struct OpenIDClient: Sendable {
 
     // MARK: Sign-out
 
+    /// The provider's revocation endpoint: from its OpenID discovery document, or else from its
+    /// RFC 8414 document (some providers list it only there); `nil` when neither names one.
+    func revocationEndpoint() async -> URL? {
+        if let endpoint = provider.metadata.revocationEndpoint { return endpoint }
+        guard let issuer = URL(string: provider.issuer),
+            let metadata = try? await AuthorizationServerMetadata.discover(
+                issuer: issuer, document: .oauthAuthorizationServer, context: context)
+        else { return nil }
+        return metadata.revocationEndpoint
+    }
+
     /// The provider's logout URL (RP-Initiated Logout 1.0 §2): `id_token_hint`, `client_id`,
     /// and, when given, `post_logout_redirect_uri` and `state`.
     public func endSessionURL(idTokenHint: String?, postLogoutRedirectURI: URL?, state: String?) throws -> URL {
@@ -188,7 +211,7 @@ public struct OpenIDClient: Sendable {
     ) async throws {
         let idToken = try? await authenticator.currentCredential()?.idToken
         var failure: (any Error)?
-        if let revocation = provider.metadata.revocationEndpoint {
+        if let revocation = await revocationEndpoint() {
             do {
                 try await authenticator.signOut(revokingAt: RevocationEndpoint(url: revocation, client: client))
             } catch {

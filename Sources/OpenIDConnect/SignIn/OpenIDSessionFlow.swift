@@ -15,8 +15,14 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     public let validator: IDTokenValidator
 
     /// Creates the flow.
-    public init(tokenEndpoint: URL, client: ClientAuthentication, account: String? = nil, validator: IDTokenValidator) {
-        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client)
+    ///
+    /// - Parameter resources: RFC 8707 resource indicators sent with every refresh (those the
+    ///   session was signed in for).
+    public init(
+        tokenEndpoint: URL, client: ClientAuthentication, account: String? = nil, validator: IDTokenValidator,
+        resources: [URL] = []
+    ) {
+        self.endpoint = TokenEndpoint(url: tokenEndpoint, client: client, resources: resources)
         self.account = account
         self.validator = validator
     }
@@ -25,7 +31,7 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     public var storeKey: String { endpoint.storeKey(account: account) }
 
     /// Throws `AuthenticationError` `.missingCredential`: the user signs in through
-    /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:)``.
+    /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:)``.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
         throw AuthenticationError(
             code: .missingCredential,
