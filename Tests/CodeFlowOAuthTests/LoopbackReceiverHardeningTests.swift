@@ -108,14 +108,22 @@ import Testing
         _ = try await waiting.value
     }
 
-    @Test func aBadRequestIsAnsweredAndClosed() async throws {
-        let receiver = try await LoopbackRedirectReceiver.start(path: "/callback")
+    @Test(arguments: [
+        "NOT HTTP AT ALL\r\n\r\n", "GET /callback?state=forged HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    ])
+    func everyAnswerClosesItsConnectionAtOnceNotAtTheIdleDeadline(request: String) async throws {
+        // The idle deadline is a minute: a connection still open after the answer would be seen.
+        let receiver = try await LoopbackRedirectReceiver.start(
+            path: "/callback", limits: .init(connectionTimeout: 60))
         defer { Task { await receiver.close() } }
+        receiver.expect(state: "the-state")
         let connection = try #require(RawConnection(port: receiver.redirectURI.port ?? 0))
-        connection.send("NOT HTTP AT ALL\r\n\r\n")
-        let (text, closed) = connection.readUntilClosed(within: 10)
-        #expect(closed)
-        #expect(text.hasPrefix("HTTP/1.1 400"))
+        connection.send(request)
+        let (text, closed) = connection.readUntilClosed(within: 20)
+        #expect(closed, "closed after its one response: \(text)")
+        #expect(text.hasPrefix("HTTP/1.1 400") || text.hasPrefix("HTTP/1.1 404"))
+        #expect(await eventually(1_000_000) { receiver.openConnections == 0 })
     }
 
     @Test func noConnectionOutlivesTheFlow() async throws {

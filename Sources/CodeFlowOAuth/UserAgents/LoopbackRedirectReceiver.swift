@@ -228,6 +228,12 @@ private final class RedirectHandler: ChannelInboundHandler, Sendable {
         }
     }
 
+    /// A request that is not HTTP: SwiftNIO's protocol error handler has answered `400` with
+    /// `Connection: close`; close the connection now rather than at the idle deadline.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
     private func respond(
         _ context: ChannelHandlerContext,
         version: HTTPVersion,

@@ -83,8 +83,15 @@
 
         /// Owns the `ASWebAuthenticationSession` (which must stay referenced while it shows) and
         /// is its presentation context, on the main actor as Apple's API requires.
+        ///
+        /// The conformance to `ASWebAuthenticationPresentationContextProviding` is
+        /// `@preconcurrency` (SE-0423): SDKs that declare `presentationAnchor(for:)` without
+        /// `@MainActor` would otherwise refuse a main-actor method as its witness ("main
+        /// actor-isolated instance method cannot satisfy nonisolated requirement"); with it, the
+        /// witness is checked at run time to be called on the main thread, which is where
+        /// AuthenticationServices calls it. SDKs that do declare `@MainActor` accept it as it is.
         @MainActor
-        private final class Runner: NSObject, ASWebAuthenticationPresentationContextProviding {
+        fileprivate final class Runner: NSObject {
             private let callback: WebAuthenticationCallback
             private let prefersEphemeral: Bool
             private let anchor: (@MainActor @Sendable () -> ASPresentationAnchor)?
@@ -146,10 +153,6 @@
                 session = nil
             }
 
-            func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
-                anchor?() ?? ASPresentationAnchor()
-            }
-
             /// Apple's outcome in the package's terms.
             nonisolated static func end(url: URL?, error: (any Error)?) -> WebAuthenticationSessionEnd {
                 if let url, error == nil { return .callback(url) }
@@ -163,6 +166,13 @@
                             ?? CodeFlowError(.userAgentFailed, "The session ended with neither a URL nor an error."))
                 }
             }
+        }
+    }
+
+    extension WebAuthenticationSessionUserAgent.Runner: @preconcurrency ASWebAuthenticationPresentationContextProviding
+    {
+        func presentationAnchor(for session: ASWebAuthenticationSession) -> ASPresentationAnchor {
+            anchor?() ?? ASPresentationAnchor()
         }
     }
 #endif
