@@ -47,8 +47,12 @@ public actor CodeFlowManager {
     public let configuration: AuthenticationConfiguration
     /// Presents the authorization page and receives the redirect.
     public let userAgent: any AuthorizationUserAgent
-    /// Transport and clock for the code exchange.
+    /// Transport and clock for the code exchange (and a pushed request). When none was given,
+    /// ``signIn(configuring:account:)`` uses the authenticator's context instead, so the
+    /// transport is set once, on the authenticator.
     public let context: AuthenticationContext
+    /// Whether ``context`` was given, rather than the default.
+    private let hasOwnContext: Bool
 
     private var current: Task<CodeFlowResult, any Error>?
 
@@ -59,15 +63,18 @@ public actor CodeFlowManager {
     ///   - userAgent: Presents the authorization page and receives the redirect: a
     ///     ``LoopbackUserAgent``, `WebAuthenticationSessionUserAgent` (Apple platforms), a
     ///     ``CustomSchemeUserAgent``, or your own.
-    ///   - context: Transport and clock for the code exchange.
+    ///   - context: Transport and clock for the code exchange; by default the authenticator's
+    ///     that ``signIn(configuring:account:)`` configures (``URLSessionTransport/shared`` for
+    ///     ``authorize(account:)``).
     public init(
         configuration: AuthenticationConfiguration,
         userAgent: any AuthorizationUserAgent,
-        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+        context: AuthenticationContext? = nil
     ) {
         self.configuration = configuration
         self.userAgent = userAgent
-        self.context = context
+        self.context = context ?? AuthenticationContext(transport: URLSessionTransport.shared)
+        self.hasOwnContext = context != nil
     }
 
     #if os(macOS) || os(Linux) || (canImport(AuthenticationServices) && (os(iOS) || os(visionOS)))
@@ -83,7 +90,7 @@ public actor CodeFlowManager {
         ///   - context: Transport and clock for the code exchange.
         public init(
             configuration: AuthenticationConfiguration,
-            context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+            context: AuthenticationContext? = nil
         ) {
             self.init(configuration: configuration, userAgent: DefaultUserAgent.make(), context: context)
         }
@@ -102,8 +109,9 @@ public actor CodeFlowManager {
     public func signIn(configuring authenticator: OAuthAuthenticator, account: String? = nil) async throws
         -> OAuthToken
     {
+        let context = hasOwnContext ? self.context : authenticator.context
         let result = try await authorize(
-            account: account,
+            account: account, context: context,
             proofOfPossession: context.proofOfPossession ?? authenticator.configuration.proofOfPossession)
         await authenticator.configure(with: result.flow, token: result.token)
         return result.token
@@ -115,16 +123,16 @@ public actor CodeFlowManager {
     ///   the user said no) or a failed exchange; ``CodeFlowError`` for a missing or wrong `state`,
     ///   an `iss` mismatch, a timeout; `CancellationError` when cancelled or replaced.
     public func authorize(account: String? = nil) async throws -> CodeFlowResult {
-        try await authorize(account: account, proofOfPossession: context.proofOfPossession)
+        try await authorize(account: account, context: context, proofOfPossession: context.proofOfPossession)
     }
 
-    private func authorize(account: String?, proofOfPossession: (any ProofOfPossession)?) async throws
-        -> CodeFlowResult
-    {
+    private func authorize(
+        account: String?, context: AuthenticationContext, proofOfPossession: (any ProofOfPossession)?
+    ) async throws -> CodeFlowResult {
         let previous = current
         previous?.cancel()
         let (configuration, userAgent) = (self.configuration, self.userAgent)
-        let context = self.context.with(proofOfPossession: proofOfPossession)
+        let context = context.with(proofOfPossession: proofOfPossession)
         let task = Task {
             _ = await previous?.result  // let the previous attempt release its socket first
             return try await Self.run(

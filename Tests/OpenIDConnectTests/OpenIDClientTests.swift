@@ -195,6 +195,40 @@ struct ApprovingUserAgent: AuthorizationUserAgent {
         #expect(try await authenticator.currentCredential() == nil)
     }
 
+    @Test func theTransportIsSetOnceOnTheAuthenticator() async throws {
+        // No `context:` anywhere but the authenticator's configuration: discovery, sign-in
+        // (with a CodeFlowManager and with an OpenIDClient) all go over the authenticator's
+        // in-memory transport; the shared URLSession would fail to reach op.example.com.
+        let agent = ApprovingUserAgent()
+        serveTokens(agent) { $0["nonce"] }
+        let provider = self.provider
+        provider.routes.withLock {
+            $0["/.well-known/openid-configuration"] = { request in
+                let body = try JSONEncoder().encode(JSONValue.object(try self.metadata().fields))
+                return try InMemoryTransport.reply(to: request, body: body)
+            }
+        }
+        let authenticator = OAuthAuthenticator(
+            store: InMemoryTokenStore(),
+            configuration: .init(clock: provider.clock, tokenTransport: provider.context.transport))
+        let discovered = try await AuthorizationServerMetadata.discover(
+            issuer: URL(string: TestProvider.issuer)!, document: .openIDConfiguration, using: authenticator)
+        #expect(discovered.issuer == TestProvider.issuer)
+        let openID = OpenIDClient(
+            provider: try OpenIDProvider(metadata: discovered, context: provider.context),
+            client: .none(id: TestProvider.clientID))
+        let session = try await openID.signIn(
+            redirectURI: URL(string: "http://127.0.0.1/callback")!, userAgent: agent, configuring: authenticator)
+        #expect(session.claims.subject == "user-42")
+        let manager = CodeFlowManager(
+            configuration: try AuthenticationConfiguration(
+                metadata: discovered, client: .none(id: TestProvider.clientID),
+                redirectURI: URL(string: "http://127.0.0.1/callback")!, scope: "openid"),
+            userAgent: agent)
+        let token = try await manager.signIn(configuring: authenticator)
+        #expect(token.accessToken == "at-1")
+    }
+
     @Test func aReplayedNonceStopsTheSignInAndNothingIsStored() async throws {
         let agent = ApprovingUserAgent()
         serveTokens(agent) { _ in "a-nonce-from-another-request" }

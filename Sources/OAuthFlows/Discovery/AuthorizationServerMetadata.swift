@@ -118,6 +118,16 @@ public struct AuthorizationServerMetadata: Sendable {
         return try await fetch(from: url, expectedIssuer: issuer.absoluteString, context: context)
     }
 
+    /// ``discover(issuer:document:context:)`` over `authenticator`'s transport, clock and
+    /// policy: set the transport once, on the authenticator.
+    public static func discover(
+        issuer: URL,
+        document: Document = .oauthAuthorizationServer,
+        using authenticator: OAuthAuthenticator
+    ) async throws -> AuthorizationServerMetadata {
+        try await discover(issuer: issuer, document: document, context: authenticator.context)
+    }
+
     /// Fetches metadata from `url` and checks that its `issuer` is exactly `expectedIssuer`.
     public static func fetch(
         from url: URL,

@@ -53,6 +53,15 @@ public struct OpenIDProvider: Sendable {
             metadata: metadata, minimumKeyRefetchInterval: minimumKeyRefetchInterval, context: context)
     }
 
+    /// ``discover(issuer:minimumKeyRefetchInterval:context:)`` over `authenticator`'s transport
+    /// and clock: set the transport once, on the authenticator.
+    public static func discover(
+        issuer: URL, minimumKeyRefetchInterval: TimeInterval = 60, using authenticator: OAuthAuthenticator
+    ) async throws -> OpenIDProvider {
+        try await discover(
+            issuer: issuer, minimumKeyRefetchInterval: minimumKeyRefetchInterval, context: authenticator.context)
+    }
+
     private func url(_ name: String) -> URL? {
         metadata.fields[name]?.stringValue.flatMap(URL.init(string:))
     }

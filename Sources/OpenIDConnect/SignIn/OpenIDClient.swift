@@ -34,8 +34,11 @@ public struct OpenIDClient: Sendable {
     public let provider: OpenIDProvider
     /// The client and how it authenticates.
     public let client: ClientAuthentication
-    /// Transport and clock.
+    /// Transport and clock. When none was given, sign-in uses the context of the authenticator
+    /// it configures, so the transport is set once, on the authenticator.
     public let context: AuthenticationContext
+    /// Whether ``context`` was given, rather than the default.
+    private let hasOwnContext: Bool
     /// Validates ID tokens for this client.
     public let validator: IDTokenValidator
 
@@ -51,11 +54,12 @@ public struct OpenIDClient: Sendable {
     public init(
         provider: OpenIDProvider, client: ClientAuthentication, clientSecretForHMAC: String? = nil,
         options: IDTokenValidator.Options = IDTokenValidator.Options(),
-        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+        context: AuthenticationContext? = nil
     ) {
         self.provider = provider
         self.client = client
-        self.context = context
+        self.context = context ?? AuthenticationContext(transport: URLSessionTransport.shared)
+        self.hasOwnContext = context != nil
         self.validator = IDTokenValidator(
             issuer: provider.issuer, clientID: client.clientID, keys: provider.keys,
             advertisedAlgorithms: provider.idTokenSigningAlgorithms, clientSecret: clientSecretForHMAC,
@@ -98,6 +102,7 @@ public struct OpenIDClient: Sendable {
             pushesAuthorizationRequests: pushesAuthorizationRequests,
             parametersRepeatedInBrowser: parametersRepeatedInBrowser)
         // The code exchange proves the session's DPoP key when the authenticator has a prover.
+        let context = hasOwnContext ? self.context : authenticator.context
         let manager = CodeFlowManager(
             configuration: configuration, userAgent: userAgent,
             context: context.with(
