@@ -129,7 +129,7 @@ let package = Package(
         .target(
             name: "AuthreqCLI",
             dependencies: [
-                "CodeFlowOAuth",
+                "CodeFlowOAuth", "DPoP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -62,6 +62,23 @@ import Testing
         #expect(message.contains("authreq login"), "a rejected refresh tells the user to sign in")
     }
 
+    // MARK: Offline
+
+    @Test func statusAndLogoutNeverAskTheNetwork() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // An issuer where nothing listens: discovery would fail with "refused", not return nil.
+        let profile = Profile(clientID: "cli", issuer: URL(string: "http://127.0.0.1:9/"))
+        #expect(try await session(profile).restore(readOnly: true) == nil, "never signed in here: no session")
+        await #expect(throws: HTTPTransportError.self) { try await session(profile).restore() }
+    }
+
+    @Test func aDPoPProfileProvesAtTheTokenEndpointAndOnEveryRequest() throws {
+        var profile = Profile(clientID: "cli", issuer: URL(string: "https://auth.example.com"))
+        #expect(try session(profile).context.proofOfPossession == nil)
+        profile.dpop = true
+        #expect(try session(profile).context.proofOfPossession != nil)
+    }
+
     // MARK: Client secrets
 
     @Test func aSecretFileOthersCanReadIsRefusedAndAPrivateOneIsRead() throws {

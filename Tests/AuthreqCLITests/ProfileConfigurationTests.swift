@@ -11,8 +11,58 @@ import Testing
         try ConfigurationFile(parsing: Data(json.utf8))
     }
 
+    /// The mistake of the file, or else of its one unreadable profile when that is used.
     func usageError(_ json: String) -> CLIError? {
-        #expect(throws: CLIError.self) { try parse(json) }
+        do {
+            let file = try parse(json)
+            guard let name = file.unreadableProfiles.keys.first else {
+                Issue.record("no mistake found in \(json)")
+                return nil
+            }
+            return #expect(throws: CLIError.self) { try file.profile(name) }
+        } catch let error as CLIError {
+            return error
+        } catch {
+            Issue.record("\(error)")
+            return nil
+        }
+    }
+
+    @Test func oneMisspeltKeyNamesItsProfileAndLeavesTheOthersUsableAndIsKeptOnSave() throws {
+        let json = #"""
+            {"profiles": {"good": {"issuer": "https://a.example.com", "client_id": "a"},
+                          "typo": {"issuer": "https://b.example.com", "client_id": "b", "scpoe": "read"}}}
+            """#
+        var file = try parse(json)
+        #expect(try file.profile("good")?.clientID == "a")
+        let error = #expect(throws: CLIError.self) { try file.profile("typo") }
+        #expect(error?.message.contains("Profile 'typo'") == true)
+        #expect(error?.message.contains("'scpoe'") == true)
+        #expect(error?.status == ExitStatus.usage)
+        // Changing another profile and saving keeps the broken one exactly as written.
+        file.profiles["new"] = Profile(clientID: "n", issuer: URL(string: "https://n.example.com"))
+        let saved = try ConfigurationFile(parsing: try file.serialized())
+        #expect(saved.unreadableProfiles["typo"]?.fields == file.unreadableProfiles["typo"]?.fields)
+        #expect(saved.profiles.keys.sorted() == ["good", "new"])
+    }
+
+    @Test func dpopAndPARAreSetPerProfileAndRoundTrip() throws {
+        let file = try parse(
+            #"{"profiles": {"p": {"issuer": "https://a.example.com", "client_id": "a", "dpop": true, "par": false}}}"#)
+        let profile = try #require(try file.profile("p"))
+        #expect(profile.dpop == true)
+        #expect(profile.pushesAuthorizationRequests == false)
+        #expect(try ConfigurationFile(parsing: try file.serialized()) == file)
+        #expect(
+            usageError(#"{"profiles": {"p": {"client_id": "a", "issuer": "https://a", "dpop": "yes"}}}"#)?.message
+                .contains("'dpop' must be true or false") == true)
+        let endpoints = ServerEndpoints(
+            issuer: "https://a.example.com", authorization: nil, token: URL(string: "https://a.example.com/token")!,
+            deviceAuthorization: nil, revocation: nil, requiresIssuerParameter: true)
+        var pushed = endpoints
+        pushed.pushedAuthorization = URL(string: "https://a.example.com/par")
+        pushed.requiresPushedAuthorization = true
+        #expect(ServerEndpoints(cached: try pushed.cached()) == pushed, "the PAR endpoint is cached too")
     }
 
     @Test func aFileWrittenByHandReadsAndRoundTrips() throws {

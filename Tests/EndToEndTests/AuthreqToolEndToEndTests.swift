@@ -114,6 +114,7 @@ struct AuthreqTool {
         #expect(login.status == 0, "\(login.stderr)")
         #expect(login.stdout.isEmpty, "login writes nothing to standard output")
         #expect(login.stderr.contains("Signed in: profile 'default'"))
+        #expect(login.stderr.contains("open this URL:\n\n    http"), "the URL it opened is shown: \(login.stderr)")
     }
 }
 
@@ -152,10 +153,11 @@ struct AuthreqToolEndToEndTests {
                 as? Double)
         try await Task.sleep(for: .seconds(expiresIn + 0.5))  // expired
         let fetched = try await tool.run([
-            "fetch", try TestAuthorizationServer.base.appendingPathComponent("api/me").absoluteString,
+            "fetch", "--verbose", try TestAuthorizationServer.base.appendingPathComponent("api/me").absoluteString,
         ])
         #expect(fetched.status == 0, "\(fetched.stderr)")
         #expect(fetched.stdout.contains("Ada Lovelace"))
+        #expect(fetched.stderr.contains("credential refreshed"), "--verbose reports the refresh: \(fetched.stderr)")
         #expect(
             try await TestAuthorizationServer.tokenRequests(client) == ["authorization_code": 1, "refresh_token": 1])
 

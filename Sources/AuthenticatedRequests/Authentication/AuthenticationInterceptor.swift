@@ -248,6 +248,15 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         return stream
     }
 
+    /// Ends every stream that ``events()`` returned: each delivers what it has buffered, then
+    /// ends. For a program that prints the events and is about to exit: finish, then await the
+    /// loops that print them, and nothing is lost. Later calls of ``events()`` get new streams.
+    public func finishEvents() {
+        let finishing = observers.values
+        observers = [:]
+        for continuation in finishing { continuation.finish() }
+    }
+
     private func removeSessionObserver(_ id: UUID) {
         sessionObservers[id] = nil
     }

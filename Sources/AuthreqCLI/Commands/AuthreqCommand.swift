@@ -56,7 +56,7 @@ struct GlobalOptions: ParsableArguments {
     /// The session of the chosen profile.
     func session() throws -> ProfileSession {
         let name = profileName
-        guard let profile = try configuration().profiles[name] else {
+        guard let profile = try configuration().profile(name) else {
             throw CLIError.usage(
                 "There is no profile '\(name)' in \(locations.configurationFile.path). Create it with: "
                     + "authreq profile add \(name) --issuer URL --client-id ID")
@@ -66,9 +66,13 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Runs `body`, turning its failure into one line on standard error and the exit status.
+    /// With `--verbose`, every event of the command's authenticators is printed before that line.
     func reporting(_ body: () async throws -> Void) async throws {
+        let log = EventLog()
+        let outcome = await Result { try await EventLog.$current.withValue(log) { try await body() } }
+        await log.flush()
         do {
-            try await body()
+            try outcome.get()
         } catch let error as ExitCode {
             throw error
         } catch let error as ValidationError {

@@ -43,7 +43,7 @@ struct Login: AsyncParsableCommand {
             let name = global.profileName
             guard Profile.isValidName(name) else { throw CLIError.usage("'\(name)' cannot name a profile.") }
             var file = try global.configuration()
-            let existing = file.profiles[name]
+            let existing = try file.profile(name)
             if existing == nil && settings.isEmpty {
                 throw CLIError.usage(
                     "There is no profile '\(name)'. Pass --issuer and --client-id, or run: authreq profile add \(name) …"
@@ -82,6 +82,12 @@ struct Login: AsyncParsableCommand {
         guard let redirectURI = session.profile.redirectURI ?? URL(string: "http://127.0.0.1/callback") else {
             throw CLIError.usage("No redirect URI.")
         }
+        let pushes = session.profile.pushesAuthorizationRequests == true || endpoints.requiresPushedAuthorization
+        if pushes, endpoints.pushedAuthorization == nil {
+            throw CLIError.usage(
+                "The profile asks for pushed authorization requests (par), but the server names no "
+                    + "pushed_authorization_request_endpoint.")
+        }
         let configuration = AuthenticationConfiguration(
             authorizationEndpoint: authorizationEndpoint,
             tokenEndpoint: endpoints.token,
@@ -89,19 +95,20 @@ struct Login: AsyncParsableCommand {
             redirectURI: redirectURI,
             scope: session.profile.scope,
             issuer: endpoints.issuer,
-            requiresIssuerParameter: endpoints.requiresIssuerParameter
+            requiresIssuerParameter: endpoints.requiresIssuerParameter,
+            pushedAuthorizationRequestEndpoint: pushes ? endpoints.pushedAuthorization : nil
         )
-        let opener: any BrowserOpener = noBrowser ? PrintingOpener(console: console) : SystemBrowserOpener()
-        let agent = LoopbackUserAgent(opener: opener, timeout: TimeInterval(timeout)) { url, error in
+        let opener: any BrowserOpener =
+            noBrowser
+            ? PrintingOpener(console: console)
+            : AnnouncingOpener(console: console, timeout: TimeInterval(timeout), opener: SystemBrowserOpener())
+        let agent = LoopbackUserAgent(opener: opener, timeout: TimeInterval(timeout)) { _, error in
             console.message(
-                "Could not open a browser (\(ErrorReport.message(for: error))).\nOpen this URL to sign in:\n\n    "
-                    + url.absoluteString + "\n\nWaiting for the sign-in…")
-        }
-        if !noBrowser {
-            console.message("Opening the browser to sign in (waiting up to \(Duration.spoken(TimeInterval(timeout))))…")
+                "Could not open a browser (\(ErrorReport.message(for: error))). Open the URL above to sign in; "
+                    + "waiting…")
         }
         let manager = CodeFlowManager(configuration: configuration, userAgent: agent, context: session.context)
-        let authenticator = session.authenticator()
+        let authenticator = await session.authenticator()
         return try await manager.signIn(configuring: authenticator, account: session.name)
     }
 
@@ -151,6 +158,20 @@ struct Login: AsyncParsableCommand {
         let token = try await flow.obtainToken(for: session.context)
         await session.authenticator().configure(with: flow, token: token)
         return token
+    }
+}
+
+/// Opens the browser, and always shows the URL it opens first, so the user can open it in another
+/// browser, or by hand when none opens (as `gh auth login` does).
+struct AnnouncingOpener: BrowserOpener {
+    let console: Console
+    let timeout: TimeInterval
+    let opener: any BrowserOpener
+    func open(_ url: URL) async throws {
+        console.message(
+            "Opening the browser to sign in (waiting up to \(Duration.spoken(timeout))). If it does not open, "
+                + "open this URL:\n\n    \(url.absoluteString)\n")
+        try await opener.open(url)
     }
 }
 

@@ -25,6 +25,8 @@ struct ProfileCommand: AsyncParsableCommand {
             try await global.reporting {
                 guard Profile.isValidName(name) else { throw CLIError.usage("'\(name)' cannot name a profile.") }
                 var file = try global.configuration()
+                // A profile that could not be read is replaced by the one given now.
+                file.unreadableProfiles[name] = nil
                 let existing = file.profiles[name]
                 file.profiles[name] = try settings.applied(to: existing, name: name)
                 try file.save(to: global.locations.configurationFile)
@@ -41,8 +43,12 @@ struct ProfileCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await global.reporting {
-                for name in try global.configuration().profiles.keys.sorted() {
+                let file = try global.configuration()
+                for name in Set(file.profiles.keys).union(file.unreadableProfiles.keys).sorted() {
                     global.console.output(line: name)
+                    if let unreadable = file.unreadableProfiles[name] {
+                        global.console.message("authreq: \(unreadable.reason)")
+                    }
                 }
             }
         }
@@ -56,7 +62,7 @@ struct ProfileCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await global.reporting {
-                guard let profile = try global.configuration().profiles[name] else {
+                guard let profile = try global.configuration().profile(name) else {
                     throw CLIError.usage("There is no profile '\(name)'.")
                 }
                 let encoder = JSONEncoder()
@@ -76,6 +82,11 @@ struct ProfileCommand: AsyncParsableCommand {
         func run() async throws {
             try await global.reporting {
                 var file = try global.configuration()
+                if file.unreadableProfiles.removeValue(forKey: name) != nil {
+                    try file.save(to: global.locations.configurationFile)
+                    global.console.message("Removed profile '\(name)', which could not be read; its tokens stay.")
+                    return
+                }
                 guard let profile = file.profiles.removeValue(forKey: name) else {
                     throw CLIError.usage("There is no profile '\(name)'.")
                 }

@@ -25,13 +25,17 @@ struct ProfileSettings: ParsableArguments {
     var revocationEndpoint: String?
     @Option(help: "The loopback redirect URI registered for the client (default http://127.0.0.1/callback).")
     var redirectURI: String?
+    @Option(help: "true: bind tokens to a key with DPoP (RFC 9449) and prove it on every request.")
+    var dpop: Bool?
+    @Option(help: "true: push the browser sign-in's request first (PAR, RFC 9126).")
+    var par: Bool?
 
     /// Whether any setting was given.
     var isEmpty: Bool {
         [
             issuer, clientID, scope, clientSecretFile, clientSecretEnv, clientAuth, authorizationEndpoint,
             tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
-        ].allSatisfy { $0 == nil }
+        ].allSatisfy { $0 == nil } && dpop == nil && par == nil
     }
 
     /// `existing` with these settings applied; a new profile needs `--client-id`.
@@ -68,6 +72,8 @@ struct ProfileSettings: ParsableArguments {
         }
         if let value = try url(revocationEndpoint, "revocation-endpoint") { profile.revocationEndpoint = value }
         if let value = try url(redirectURI, "redirect-uri") { profile.redirectURI = value }
+        if let dpop { profile.dpop = dpop }
+        if let par { profile.pushesAuthorizationRequests = par }
         try profile.validate(name: name)
         return profile
     }

@@ -6,7 +6,10 @@ import Foundation
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the profile, its server and client, and the session's expiry; no secrets.",
-        discussion: "Exit status 0 when signed in, 3 when not. Nothing is refreshed or sent to the token endpoint."
+        discussion: """
+            Exit status 0 when signed in, 3 when not. Works offline: nothing is sent to any server (no \
+            discovery, no refresh); the endpoints come from the profile or from what login cached.
+            """
     )
 
     @OptionGroup var global: GlobalOptions

@@ -14,15 +14,29 @@ import Foundation
 package struct ConfigurationFile: Equatable, Sendable {
     /// The profiles by name.
     package var profiles: [String: Profile]
+    /// The profiles that could not be read, by name: why, and their JSON as written. A mistake in
+    /// one profile leaves the others usable; using this one reports the mistake, and saving the
+    /// file keeps it as it was.
+    package var unreadableProfiles: [String: UnreadableProfile]
 
-    package init(profiles: [String: Profile] = [:]) {
+    /// A profile of the file that could not be read.
+    package struct UnreadableProfile: Equatable, Sendable {
+        /// The mistake, naming the profile and the setting.
+        package var reason: String
+        /// The profile's JSON, kept as written.
+        package var fields: JSONValue
+    }
+
+    package init(profiles: [String: Profile] = [:], unreadableProfiles: [String: UnreadableProfile] = [:]) {
         self.profiles = profiles
+        self.unreadableProfiles = unreadableProfiles
     }
 
     /// Reads a configuration file's bytes with the package's strict JSON parser.
     ///
-    /// - Throws: ``CLIError`` (usage) naming the mistake: not JSON, no `profiles` object, an
-    ///   invalid profile name, an unknown or mistyped setting.
+    /// - Throws: ``CLIError`` (usage) naming the mistake of the file as a whole: not JSON, no
+    ///   `profiles` object, an invalid profile name. A profile with an unknown or mistyped setting
+    ///   goes to ``unreadableProfiles`` instead.
     package init(parsing data: Data) throws(CLIError) {
         let value: JSONValue
         do {
@@ -42,19 +56,36 @@ package struct ConfigurationFile: Equatable, Sendable {
         }
         guard let entries = profiles.objectValue else { throw .usage("\"profiles\" must be a JSON object.") }
         var read: [String: Profile] = [:]
+        var unreadable: [String: UnreadableProfile] = [:]
         for (name, entry) in entries {
             guard Profile.isValidName(name) else {
                 throw .usage("'\(name)' cannot name a profile: use letters, digits, '.', '_' and '-'.")
             }
-            guard let fields = entry.objectValue else { throw .usage("Profile '\(name)' must be a JSON object.") }
-            read[name] = try Profile(name: name, fields: fields)
+            do throws(CLIError) {
+                guard let fields = entry.objectValue else {
+                    throw CLIError.usage("Profile '\(name)' must be a JSON object.")
+                }
+                read[name] = try Profile(name: name, fields: fields)
+            } catch {
+                unreadable[name] = UnreadableProfile(reason: error.message, fields: entry)
+            }
         }
-        self.init(profiles: read)
+        self.init(profiles: read, unreadableProfiles: unreadable)
+    }
+
+    /// The profile `name`.
+    ///
+    /// - Throws: ``CLIError`` (usage) naming the mistake when the profile could not be read.
+    package func profile(_ name: String) throws(CLIError) -> Profile? {
+        if let unreadable = unreadableProfiles[name] { throw .usage(unreadable.reason) }
+        return profiles[name]
     }
 
     /// The file's bytes: pretty-printed JSON with sorted keys.
     package func serialized() throws -> Data {
-        let object = JSONValue.object(["profiles": .object(profiles.mapValues { .object($0.fields) })])
+        var entries = unreadableProfiles.mapValues(\.fields)
+        for (name, profile) in profiles { entries[name] = .object(profile.fields) }
+        let object = JSONValue.object(["profiles": .object(entries)])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(object) + Data("\n".utf8)
@@ -70,7 +101,11 @@ package struct ConfigurationFile: Equatable, Sendable {
             throw CLIError(ExitStatus.failure, "Could not read \(url.path): \(error.localizedDescription)")
         }
         do {
-            return try ConfigurationFile(parsing: data)
+            var file = try ConfigurationFile(parsing: data)
+            for (name, unreadable) in file.unreadableProfiles {
+                file.unreadableProfiles[name]?.reason = "\(url.path): \(unreadable.reason)"
+            }
+            return file
         } catch {
             throw CLIError.usage("\(url.path): \(error.message)")
         }

@@ -42,6 +42,12 @@ package struct Profile: Equatable, Sendable {
     package var redirectURI: URL?
     /// How `login` signed in last.
     package var grant: Grant?
+    /// Whether tokens are sender-constrained with DPoP (RFC 9449): bound to a key kept with the
+    /// session, proven on every request. `false` unless set.
+    package var dpop: Bool?
+    /// Whether the browser sign-in pushes its request first (PAR, RFC 9126); a server that
+    /// requires it gets it anyway. `false` unless set.
+    package var pushesAuthorizationRequests: Bool?
 
     package init(clientID: String, issuer: URL? = nil) {
         self.clientID = clientID
@@ -55,7 +61,7 @@ package struct Profile: Equatable, Sendable {
     static let keys = [
         "issuer", "client_id", "scope", "client_secret_file", "client_secret_env", "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
-        "redirect_uri", "grant",
+        "redirect_uri", "grant", "dpop", "par",
     ]
 
     /// Reads a profile from its JSON object; every mistake is named.
@@ -97,6 +103,15 @@ package struct Profile: Equatable, Sendable {
         deviceAuthorizationEndpoint = try url("device_authorization_endpoint")
         revocationEndpoint = try url("revocation_endpoint")
         redirectURI = try url("redirect_uri")
+        func bool(_ key: String) throws(CLIError) -> Bool? {
+            switch fields[key] {
+            case nil, .null?: return nil
+            case .bool(let value)?: return value
+            default: throw fail("'\(key)' must be true or false.")
+            }
+        }
+        dpop = try bool("dpop")
+        pushesAuthorizationRequests = try bool("par")
         if let grant = try string("grant") {
             guard let known = Grant(rawValue: grant) else {
                 throw fail("'grant' must be one of \(Grant.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -120,6 +135,8 @@ package struct Profile: Equatable, Sendable {
         put("revocation_endpoint", revocationEndpoint?.absoluteString)
         put("redirect_uri", redirectURI?.absoluteString)
         put("grant", grant?.rawValue)
+        if let dpop { fields["dpop"] = .bool(dpop) }
+        if let pushesAuthorizationRequests { fields["par"] = .bool(pushesAuthorizationRequests) }
         return fields
     }
 

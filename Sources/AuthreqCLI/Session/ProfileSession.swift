@@ -1,4 +1,5 @@
 import AuthenticatedRequests
+import DPoP
 import Foundation
 import OAuthFlows
 
@@ -29,13 +30,20 @@ package struct ProfileSession: Sendable {
         self.locations = locations
         self.environment = environment
         self.console = console
+        self.proofOfPossession = profile.dpop == true ? DPoPProver() : nil
     }
 
     /// The token store: a `FileTokenStore` shared by every `authreq` process of this user.
     package var store: FileTokenStore { FileTokenStore(directory: locations.tokensDirectory) }
 
+    /// The proof of possession of the profile's tokens: a DPoP prover when the profile asks for
+    /// DPoP (its key is kept with the session in the store, so every process proves with it).
+    let proofOfPossession: (any ProofOfPossession)?
+
     /// The context of requests to the authorization server.
-    var context: AuthenticationContext { AuthenticationContext(transport: URLSessionTransport.shared) }
+    var context: AuthenticationContext {
+        AuthenticationContext(transport: URLSessionTransport.shared, proofOfPossession: proofOfPossession)
+    }
 
     // MARK: Client
 
@@ -97,26 +105,43 @@ package struct ProfileSession: Sendable {
             }
             return endpoints
         }
-        let cache = locations.endpointsDirectory.appendingPathComponent("\(name).json")
-        if !refresh, let cached = cachedEndpoints(at: cache), cached.issuer == Self.issuerString(issuer) {
-            console.detail("endpoints of \(issuer.redactedForDisplay) from \(cache.path)")
+        if !refresh, let cached = cachedEndpoints(of: issuer, maximumAge: Self.endpointCacheLifetime) {
             return cached
         }
         console.detail("discovering \(issuer.redactedForDisplay)")
         let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, context: context)
         let endpoints = try ServerEndpoints(metadata: metadata, profile: profile)
         try endpoints.validate()
-        try? PrivateFile.write(try endpoints.cached(), to: cache)
+        try? PrivateFile.write(try endpoints.cached(), to: endpointsCacheFile)
         return endpoints
     }
 
-    private func cachedEndpoints(at url: URL) -> ServerEndpoints? {
+    /// Where the discovered endpoints are cached.
+    private var endpointsCacheFile: URL { locations.endpointsDirectory.appendingPathComponent("\(name).json") }
+
+    /// The endpoints without the network: by hand, or cached at the last discovery however old
+    /// (`login` always caches them); `nil` when the issuer's endpoints were never cached, which
+    /// means this profile never signed in here.
+    package func offlineEndpoints() throws -> ServerEndpoints? {
+        guard let issuer = profile.issuer else {
+            guard let endpoints = ServerEndpoints(profile: profile) else {
+                throw CLIError.usage("Profile '\(name)' needs an issuer or a token endpoint.")
+            }
+            return endpoints
+        }
+        return cachedEndpoints(of: issuer, maximumAge: .infinity)
+    }
+
+    private func cachedEndpoints(of issuer: URL, maximumAge: TimeInterval) -> ServerEndpoints? {
+        let url = endpointsCacheFile
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
             let modified = attributes[.modificationDate] as? Date,
-            Date().timeIntervalSince(modified) < Self.endpointCacheLifetime,
-            let data = FileManager.default.contents(atPath: url.path)
+            Date().timeIntervalSince(modified) < maximumAge,
+            let data = FileManager.default.contents(atPath: url.path),
+            let cached = ServerEndpoints(cached: data), cached.issuer == Self.issuerString(issuer)
         else { return nil }
-        return ServerEndpoints(cached: data)
+        console.detail("endpoints of \(issuer.redactedForDisplay) from \(url.path)")
+        return cached
     }
 
     /// The issuer as metadata spells it: no trailing slash added or removed.
@@ -124,16 +149,14 @@ package struct ProfileSession: Sendable {
 
     // MARK: Sessions
 
-    /// An authenticator with the verbose event log.
-    func authenticator(flow: (any OAuthFlow)? = nil) -> OAuthAuthenticator {
+    /// An authenticator with the verbose event log: subscribed before it is returned, so no
+    /// event is missed, and printed to the end before the command exits (``EventLog``).
+    func authenticator(flow: (any OAuthFlow)? = nil) async -> OAuthAuthenticator {
+        let configuration = OAuthAuthenticator.Configuration(proofOfPossession: proofOfPossession)
         let authenticator =
-            flow.map { OAuthAuthenticator(flow: $0, store: store) } ?? OAuthAuthenticator(store: store)
-        if console.verbose {
-            let console = self.console
-            Task {
-                for await event in await authenticator.events() { console.detail("\(event)") }
-            }
-        }
+            flow.map { OAuthAuthenticator(flow: $0, store: store, configuration: configuration) }
+            ?? OAuthAuthenticator(store: store, configuration: configuration)
+        if console.verbose { await EventLog.current?.print(authenticator, to: console) }
         return authenticator
     }
 
@@ -144,18 +167,25 @@ package struct ProfileSession: Sendable {
 
     /// The stored session of this profile, or `nil` when there is none.
     ///
-    /// - Parameter readOnly: Whether the caller only reads the session (`status`), so a missing
-    ///   client secret is no error.
+    /// - Parameter readOnly: Whether the caller only reads the session (`status`, `logout`,
+    ///   `profile remove`): a missing client secret is no error, and nothing is asked of the
+    ///   network (the endpoints come from the profile or the cache `login` wrote).
     package func restore(readOnly: Bool = false) async throws -> OAuthAuthenticator? {
-        let endpoints = try await endpoints()
+        let endpoints: ServerEndpoints
+        if readOnly {
+            guard let cached = try offlineEndpoints() else { return nil }
+            endpoints = cached
+        } else {
+            endpoints = try await self.endpoints()
+        }
         let client = try client(requiringSecret: !readOnly)
         if profile.grant == .clientCredentials {
             let flow = clientCredentialsFlow(endpoints: endpoints, client: client)
-            let authenticator = authenticator(flow: flow)
+            let authenticator = await authenticator(flow: flow)
             if readOnly { return try await authenticator.currentCredential() == nil ? nil : authenticator }
             return authenticator  // obtains a token when there is none: no sign-in needed
         }
-        let authenticator = authenticator()
+        let authenticator = await authenticator()
         guard try await authenticator.restoreSession(tokenEndpoint: endpoints.token, client: client, account: name)
         else { return nil }
         return authenticator

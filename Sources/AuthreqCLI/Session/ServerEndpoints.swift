@@ -13,6 +13,10 @@ package struct ServerEndpoints: Equatable, Sendable {
     package var revocation: URL?
     /// Whether the authorization response must carry `iss` (RFC 9207).
     package var requiresIssuerParameter: Bool
+    /// The pushed authorization request endpoint (RFC 9126), when the server has one.
+    package var pushedAuthorization: URL?
+    /// Whether the server requires pushed authorization requests.
+    package var requiresPushedAuthorization = false
 
     package init(
         issuer: String?, authorization: URL?, token: URL, deviceAuthorization: URL?, revocation: URL?,
@@ -39,6 +43,8 @@ package struct ServerEndpoints: Equatable, Sendable {
             revocation: profile.revocationEndpoint ?? metadata.revocationEndpoint,
             requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported
         )
+        pushedAuthorization = metadata.pushedAuthorizationRequestEndpoint
+        requiresPushedAuthorization = metadata.requirePushedAuthorizationRequests
     }
 
     /// The endpoints a profile names by hand (no issuer, so no discovery).
@@ -56,7 +62,8 @@ package struct ServerEndpoints: Equatable, Sendable {
 
     /// Refuses discovered endpoints that would carry secrets over plain `http` to another host.
     func validate() throws(CLIError) {
-        for case let url? in [authorization, token, deviceAuthorization, revocation] where !url.isSafeForSecrets {
+        for case let url? in [authorization, token, deviceAuthorization, revocation, pushedAuthorization]
+        where !url.isSafeForSecrets {
             throw .usage(
                 "The server names \(url.redactedForDisplay), plain http to a host that is not loopback; "
                     + "tokens and secrets go only over https.")
@@ -84,6 +91,8 @@ package struct ServerEndpoints: Equatable, Sendable {
             revocation: url("revocation_endpoint"),
             requiresIssuerParameter: requiresIssuer
         )
+        pushedAuthorization = url("pushed_authorization_request_endpoint")
+        if case .bool(let value)? = object["requires_par"] { requiresPushedAuthorization = value }
     }
 
     /// The cache file's bytes.
@@ -97,6 +106,10 @@ package struct ServerEndpoints: Equatable, Sendable {
             object["device_authorization_endpoint"] = .string(deviceAuthorization.absoluteString)
         }
         if let revocation { object["revocation_endpoint"] = .string(revocation.absoluteString) }
+        if let pushedAuthorization {
+            object["pushed_authorization_request_endpoint"] = .string(pushedAuthorization.absoluteString)
+        }
+        if requiresPushedAuthorization { object["requires_par"] = .bool(true) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(JSONValue.object(object))
