@@ -172,6 +172,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         }
     }
 
+    /// Whether an authenticator is configured (for an ``OAuthAuthenticator``, a flow): without
+    /// one, a credential cannot be applied or refreshed.
+    public nonisolated var isConfigured: Bool { state.withLock { $0.authenticator != nil } }
+
     /// The current credential, read from the store if not yet loaded; `nil` when there is none.
     /// Does not refresh.
     public func currentCredential() async throws -> Credential? {

@@ -9,7 +9,11 @@ import Foundation
 ///
 /// Fetch it with ``discover(issuer:document:context:)``, then build flows from it, e.g.
 /// `try metadata.clientCredentialsFlow(client: client)`.
-public struct AuthorizationServerMetadata: Sendable {
+///
+/// It is `Codable` (as the JSON document it came from), so an app can keep it with its session:
+/// ``discover(issuer:document:cachingIn:maximumAge:context:)`` does, and an app launched without
+/// a network still restores its session.
+public struct AuthorizationServerMetadata: Sendable, Codable {
     /// Which well-known document to read.
     public struct Document: Hashable, Sendable {
         let suffix: String
@@ -93,6 +97,69 @@ public struct AuthorizationServerMetadata: Sendable {
         self.requirePushedAuthorizationRequests = bool("require_pushed_authorization_requests")
         self.dpopSigningAlgValuesSupported = strings("dpop_signing_alg_values_supported") ?? []
         self.fields = fields
+    }
+
+    /// Reads metadata encoded by ``encode(to:)``: the JSON document, checked as on discovery.
+    public init(from decoder: any Decoder) throws {
+        let value = try JSONValue(from: decoder)
+        guard let fields = value.objectValue else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "Metadata must be a JSON object."))
+        }
+        try self.init(fields: fields)
+    }
+
+    /// Encodes the metadata as the JSON document it was read from.
+    public func encode(to encoder: any Encoder) throws {
+        try JSONValue.object(fields).encode(to: encoder)
+    }
+
+    /// The metadata of `issuer`, kept in `store` next to the sessions: the stored copy while it is
+    /// younger than `maximumAge` (no request at all); otherwise discovered again and stored, and
+    /// when the server cannot be reached, the stored copy however old. So an app started without
+    /// a network still knows its token endpoint and restores its session (then
+    /// `OAuthAuthenticator.restore(metadata:client:account:store:configuration:)`).
+    ///
+    /// - Parameters:
+    ///   - maximumAge: How long a stored copy is used without asking the server; a day unless given.
+    /// - Throws: what ``discover(issuer:document:context:)`` throws, when there is no stored copy
+    ///   to fall back on.
+    public static func discover(
+        issuer: URL,
+        document: Document = .oauthAuthorizationServer,
+        cachingIn store: any TokenStore,
+        maximumAge: TimeInterval = 24 * 3600,
+        context: AuthenticationContext = AuthenticationContext(transport: URLSessionTransport.shared)
+    ) async throws -> AuthorizationServerMetadata {
+        let key = "metadata|\(document.suffix)|\(issuer.absoluteString)"
+        let stored = try? await store.load(forKey: key).flatMap {
+            try? JSONDecoder().decode(StoredMetadata.self, from: $0)
+        }
+        let now = context.clock.now
+        if let stored, stored.metadata.issuer == issuer.absoluteString,
+            now.timeIntervalSince(stored.fetchedAt) < maximumAge,
+            stored.fetchedAt <= now
+        {
+            return stored.metadata
+        }
+        do {
+            let metadata = try await discover(issuer: issuer, document: document, context: context)
+            if let data = try? JSONEncoder().encode(StoredMetadata(metadata: metadata, fetchedAt: now)) {
+                try? await store.save(data, forKey: key)
+            }
+            return metadata
+        } catch let error where !(error is DiscoveryError) {
+            // Unreachable or failing: the last good copy still names the endpoints. A server that
+            // answered with another issuer is not overruled by an old copy.
+            guard let stored, stored.metadata.issuer == issuer.absoluteString else { throw error }
+            return stored.metadata
+        }
+    }
+
+    /// Metadata as kept in a store: the document and when it was fetched.
+    private struct StoredMetadata: Codable {
+        var metadata: AuthorizationServerMetadata
+        var fetchedAt: Date
     }
 
     /// The metadata URL of `issuer` for `document`.
