@@ -144,6 +144,7 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect", "DPoP",
+                "AsyncHTTPClientTransport",
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),

@@ -16,7 +16,7 @@
     /// Enable the package trait `AsyncHTTPClient` to build it:
     ///
     /// ```swift
-    /// .package(url: "…/AuthenticatedRequests", from: "1.0.0", traits: ["AsyncHTTPClient"])
+    /// .package(url: "https://github.com/OWNER/AuthenticatedRequests.git", branch: "main", traits: ["AsyncHTTPClient"])
     /// ```
     ///
     /// Redirects of ordinary requests are followed by `client`, which drops `Authorization`,
@@ -42,7 +42,7 @@
         /// `HTTPClient.shared`; like it, it lives as long as the process and needs no shutdown.
         ///
         /// It does not retry a connection that failed: an authorization server that is down
-        /// is reported at once (``HTTPTransportError/Code/connectionRefused``), not at the
+        /// is reported at once (`HTTPTransportError.Code.connectionRefused`), not at the
         /// deadline. (`HTTPClient.shared` retries until the request's deadline, then reports the
         /// failure.)
         public static let sharedNonRedirectingClient: HTTPClient = {

@@ -64,7 +64,7 @@ public actor CodeFlowManager {
     ///     ``LoopbackUserAgent``, `WebAuthenticationSessionUserAgent` (Apple platforms), a
     ///     ``CustomSchemeUserAgent``, or your own.
     ///   - context: Transport and clock for the code exchange; by default the authenticator's
-    ///     that ``signIn(configuring:account:)`` configures (``URLSessionTransport/shared`` for
+    ///     that ``signIn(configuring:account:)`` configures (`URLSessionTransport.shared` for
     ///     ``authorize(account:)``).
     public init(
         configuration: AuthenticationConfiguration,

@@ -37,7 +37,7 @@
     /// Enable the package trait `OpenAPI` to build it:
     ///
     /// ```swift
-    /// .package(url: "…/AuthenticatedRequests", from: "1.0.0", traits: ["OpenAPI"])
+    /// .package(url: "https://github.com/OWNER/AuthenticatedRequests.git", branch: "main", traits: ["OpenAPI"])
     /// ```
     public struct AuthenticationMiddleware<A: Authenticator>: ClientMiddleware {
         /// The authenticator whose credential the calls carry.

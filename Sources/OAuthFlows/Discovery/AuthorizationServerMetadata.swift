@@ -121,7 +121,11 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     /// `OAuthAuthenticator.restore(metadata:client:account:store:configuration:)`).
     ///
     /// - Parameters:
+    ///   - issuer: The issuer; the document must name it exactly.
+    ///   - document: Which well-known document to read.
+    ///   - store: Where the metadata is kept, next to the sessions (any `TokenStore`).
     ///   - maximumAge: How long a stored copy is used without asking the server; a day unless given.
+    ///   - context: Transport and clock.
     /// - Throws: what ``discover(issuer:document:context:)`` throws, when there is no stored copy
     ///   to fall back on.
     public static func discover(
@@ -187,6 +191,11 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
 
     /// ``discover(issuer:document:context:)`` over `authenticator`'s transport, clock and
     /// policy: set the transport once, on the authenticator.
+    ///
+    /// - Parameters:
+    ///   - issuer: The issuer; the document must name it exactly.
+    ///   - document: Which well-known document to read.
+    ///   - authenticator: Whose context (transport, clock, policy) to use.
     public static func discover(
         issuer: URL,
         document: Document = .oauthAuthorizationServer,

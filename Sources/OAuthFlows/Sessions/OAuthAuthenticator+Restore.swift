@@ -69,7 +69,7 @@ extension AuthenticationInterceptor where A == BearerTokenAuthenticator {
     /// Whether the session can go on without the user, judged locally (no request): there is a
     /// credential, and its access token is still valid or it has a refresh token and a flow to
     /// use it. `false` means: sign in. (A server may still refuse the refresh token; that
-    /// surfaces as ``AuthenticationError/Code/reauthenticationRequired`` on the next request.)
+    /// surfaces as `AuthenticationError.Code.reauthenticationRequired` on the next request.)
     public func canRenew() async -> Bool {
         guard let token = try? await currentCredential() else { return false }
         let valid = !token.requiresRefresh(now: configuration.clock.now, leeway: 0)

@@ -55,6 +55,11 @@ public struct OpenIDProvider: Sendable {
 
     /// ``discover(issuer:minimumKeyRefetchInterval:context:)`` over `authenticator`'s transport
     /// and clock: set the transport once, on the authenticator.
+    ///
+    /// - Parameters:
+    ///   - issuer: The provider's issuer.
+    ///   - minimumKeyRefetchInterval: The least time between two fetches of the keys, in seconds.
+    ///   - authenticator: Whose context (transport, clock) to use.
     public static func discover(
         issuer: URL, minimumKeyRefetchInterval: TimeInterval = 60, using authenticator: OAuthAuthenticator
     ) async throws -> OpenIDProvider {

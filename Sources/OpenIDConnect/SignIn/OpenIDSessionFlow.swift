@@ -16,8 +16,13 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
 
     /// Creates the flow.
     ///
-    /// - Parameter resources: RFC 8707 resource indicators sent with every refresh (those the
-    ///   session was signed in for).
+    /// - Parameters:
+    ///   - tokenEndpoint: The provider's token endpoint.
+    ///   - client: The client and how it authenticates.
+    ///   - account: The account the session belongs to, for apps with several.
+    ///   - validator: Validates refreshed ID tokens.
+    ///   - resources: RFC 8707 resource indicators sent with every refresh (those the session was
+    ///     signed in for).
     public init(
         tokenEndpoint: URL, client: ClientAuthentication, account: String? = nil, validator: IDTokenValidator,
         resources: [URL] = []
