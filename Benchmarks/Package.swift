@@ -32,6 +32,8 @@ let package = Package(
             dependencies: [
                 "RequestFixtures", .product(name: "AuthenticatedRequests", package: rootIdentity),
                 .product(name: "DPoP", package: rootIdentity),
+                .product(name: "AsyncHTTPClientTransport", package: rootIdentity),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Profiling"
         ),

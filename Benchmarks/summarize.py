@@ -82,7 +82,8 @@ def main(folder):
         return None if not micros else count / (micros / 1e6)
 
     names = {"bare URLSession": "bare URLSession", "URLSessionTransport, authenticated": "URLSessionTransport",
-             "AsyncHTTPClientTransport, authenticated": "AsyncHTTPClientTransport"}
+             "AsyncHTTPClientTransport, authenticated": "AsyncHTTPClientTransport",
+             "bare AsyncHTTPClient": "bare AsyncHTTPClient"}
     seq = {k: rate("sequential x200", v, SEQUENTIAL) for k, v in names.items()}
     con = {k: rate("concurrent 32x10", v, CONCURRENT) for k, v in names.items()}
     def paired(label, which):
@@ -97,6 +98,13 @@ def main(folder):
             row(
                 f"Loopback {label}: URLSessionTransport / bare URLSession (paired p50)",
                 f"{ratio:.3f} ({data['URLSessionTransport, authenticated']:.0f} vs {data['bare URLSession']:.0f} req/s)",
+                ">= 0.99",
+                ratio >= 0.99,
+            )
+            ratio = paired(short, "AsyncHTTPClientTransport / bare AsyncHTTPClient")
+            row(
+                f"Loopback {label}: AsyncHTTPClientTransport / bare AsyncHTTPClient (paired p50)",
+                f"{ratio:.3f} ({data['AsyncHTTPClientTransport, authenticated']:.0f} vs {data['bare AsyncHTTPClient']:.0f} req/s)",
                 ">= 0.97",
                 ratio >= 0.97,
             )
@@ -109,6 +117,16 @@ def main(folder):
         )
         seq_ahc = seq["AsyncHTTPClientTransport, authenticated"]
         rows.append(("(info) Loopback sequential: AsyncHTTPClientTransport", f"{seq_ahc:.0f} req/s", "-", "-"))
+        memory = "Memory: 100000 loopback requests, bare AsyncHTTPClient and AsyncHTTPClientTransport"
+        bare_growth = metric(results, memory, "RSS growth KiB, 100k: bare AsyncHTTPClient", "100.0")
+        sdk_growth = metric(results, memory, "RSS growth KiB, 100k: AsyncHTTPClientTransport", "100.0")
+        if None not in (bare_growth, sdk_growth):
+            row(
+                "RSS growth over 100k loopback requests: AsyncHTTPClientTransport - bare AsyncHTTPClient",
+                f"{(sdk_growth - bare_growth) / 1024:.2f} MiB ({sdk_growth / 1024:.2f} vs {bare_growth / 1024:.2f})",
+                "<= 1 MiB",
+                sdk_growth - bare_growth <= 1024,
+            )
     else:
         rows.append(("Loopback", "not run (no nginx)", "-", "-"))
 

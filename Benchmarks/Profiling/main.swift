@@ -1,6 +1,9 @@
-// Sends N requests over the in-memory transport, plain or through an OAuthAuthenticator, for
-// Benchmarks/profile to count their instructions under callgrind. Usage:
-//   RequestProfile plain|authenticated|dpop N
+// Sends N requests over the in-memory transport, plain or through an OAuthAuthenticator, or N
+// GETs of nginx on loopback ($AUTHREQ_BENCH_NGINX) by bare AsyncHTTPClient or by the SDK on
+// AsyncHTTPClientTransport, for Benchmarks/profile to count their instructions under callgrind.
+// Usage: RequestProfile plain|authenticated|dpop|bare-ahc|ahc N
+import AsyncHTTPClient
+import AsyncHTTPClientTransport
 import AuthenticatedRequests
 import DPoP
 import Dispatch
@@ -21,9 +24,9 @@ struct NoRefreshFlow: OAuthFlow {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, ["plain", "authenticated", "dpop"].contains(arguments[1]), let count = Int(arguments[2])
-else {
-    FileHandle.standardError.write(Data("usage: RequestProfile plain|authenticated|dpop N\n".utf8))
+let modes = ["plain", "authenticated", "dpop", "bare-ahc", "ahc"]
+guard arguments.count == 3, modes.contains(arguments[1]), let count = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: RequestProfile \(modes.joined(separator: "|")) N\n".utf8))
     exit(2)
 }
 let authenticated = arguments[1] != "plain"
@@ -32,6 +35,7 @@ let dpop = arguments[1] == "dpop"
 /// The requests, after 100 of each kind to warm up; both runs do the same warm-up, so it cancels
 /// out of the difference.
 func run() async throws {
+    if arguments[1].hasSuffix("ahc") { return try await runLoopback() }
     let plain = PlainMe(transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
     let authenticator: OAuthAuthenticator
     if dpop {
@@ -55,6 +59,33 @@ func run() async throws {
         for _ in 0..<count { _ = try await viaAuthenticator.request() }
     } else {
         for _ in 0..<count { _ = try await plain.request() }
+    }
+}
+
+/// N GETs of nginx's document: bare AsyncHTTPClient (with the same 60 s deadline, the body
+/// collected and decoded), or an AuthenticatedResource on AsyncHTTPClientTransport; 100 of each
+/// first, in both modes, so the warm-up cancels out of the difference.
+func runLoopback() async throws {
+    guard let base = ProcessInfo.processInfo.environment["AUTHREQ_BENCH_NGINX"].flatMap(URL.init(string:)) else {
+        throw URLError(.badURL)
+    }
+    let url = base.appendingPathComponent("me.json")
+    let resource = AuthenticatedMe(
+        authenticator: OAuthAuthenticator(flow: NoRefreshFlow(), token: Fixtures.validToken()),
+        transport: AsyncHTTPClientTransport(), url: url)
+    func bare() async throws {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        _ = try JSONDecoder().decode(Profile.self, from: Data(body.readableBytesView))
+    }
+    for _ in 0..<100 {
+        try await bare()
+        _ = try await resource.request()
+    }
+    if arguments[1] == "ahc" {
+        for _ in 0..<count { _ = try await resource.request() }
+    } else {
+        for _ in 0..<count { try await bare() }
     }
 }
 

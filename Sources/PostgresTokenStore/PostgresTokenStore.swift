@@ -212,6 +212,17 @@
 
         func storeError(_ error: any Error, key: String) -> TokenStoreError {
             if let error = error as? TokenStoreError { return error }
+            // A transaction's failure wraps the statement's: the server's answer (a missing
+            // privilege, say) is what the caller needs, not the transaction's envelope.
+            if let error = error as? PostgresTransactionError,
+                let inner = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
+            {
+                return storeError(inner, key: key)
+            }
+            // The store's own refusal (a schema newer than this release): the database answered.
+            if let error = error as? DatabaseError, error.isStoreRefusal {
+                return TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)
+            }
             if let error = error as? PSQLError, error.code == .server {
                 let sqlState = error.serverInfo?[.sqlState] ?? ""
                 // Class 08 (connection exception) and 57P (the server shutting down or starting):
@@ -248,13 +259,19 @@
         /// The server's message, or what went wrong on the way to it.
         public let message: String
 
+        /// Whether the store itself refused (the database answered, but not as this release
+        /// expects), rather than a connection that failed.
+        let isStoreRefusal: Bool
+
         init(sqlState: String, message: String) {
             self.sqlState = sqlState
             self.message = message
+            self.isStoreRefusal = true
         }
 
         init(_ error: any Error) {
             self.sqlState = ""
+            self.isStoreRefusal = false
             if let error = error as? PSQLError {
                 self.message = "PostgreSQL connection: \(error.code)"
             } else if error is Bounded.TimedOut {

@@ -85,6 +85,22 @@
             #expect(counts["invalid_grant"] == nil && counts["reuse_detected"] == nil, "\(counts)")
         }
 
+        @Test func sixteenProcessesStartingAtOnceOnTwoBusyCoresAllGetThroughWithOneRefresh() async throws {
+            // Sixteen new processes connect and take the lock at once: the database answers
+            // slowly, and a slow answer is not an unavailable database.
+            let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
+            try await signInAndExpire(client)
+            let outcomes = try await withThrowingTaskGroup(of: TestHelperProcess.Outcome.self) { group in
+                for _ in 0..<16 { group.addTask { try await replica(client, count: 10) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let successes = outcomes.map { $0.json?["successes"] as? Int ?? 0 }.reduce(0, +)
+            #expect(successes == 160, "\(outcomes.map(\.output))")
+            #expect(!outcomes.contains { $0.output.contains("unavailable") }, "\(outcomes.map(\.output))")
+            let counts = try await Server.tokenRequests(client)
+            #expect(counts["refresh_token"] == 1, "exactly one token request: \(counts)")
+        }
+
         @Test(arguments: ["before-request", "after-send", "after-response", "during-write"])
         func aReplicaKilledInItsRefreshFreesTheLockAndNeverSignsTheOthersOut(crashAt: String) async throws {
             let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)

@@ -30,7 +30,7 @@
         }
 
         /// A token valid for an hour by `clock`, stored, and an authenticator that has it in memory.
-        func signedIn(_ store: PostgresTokenStore) async throws -> OAuthAuthenticator {
+        func signedIn(_ store: PostgresTokenStore, lockTimeout: TimeInterval = 60) async throws -> OAuthAuthenticator {
             // Set up with a patient timeout: a busy machine may take seconds for a first connection.
             try await PostgresTokenStore(
                 client: store.client, key: key,
@@ -40,7 +40,8 @@
                 accessToken: "access-0", expiresAt: clock.now.addingTimeInterval(3600), refreshToken: "refresh-0",
                 issuedAt: clock.now)
             try await store.save(try JSONEncoder().encode(token), forKey: flow.storeKey)
-            let authenticator = OAuthAuthenticator(flow: flow, store: store, configuration: .init(clock: clock))
+            let authenticator = OAuthAuthenticator(
+                flow: flow, store: store, configuration: .init(clock: clock, storeLockTimeout: lockTimeout))
             #expect(try await authenticator.validCredential().accessToken == "access-0")
             return authenticator
         }
@@ -111,7 +112,9 @@
             let url = try #require(Database.faults)
             try await Database.withClient(url) { client in
                 let store = try store(client)
-                let authenticator = try await signedIn(store)
+                // Unavailable once it has answered nothing for as long as the lock may be waited
+                // for (10 s here), not as soon as a first answer is slow.
+                let authenticator = try await signedIn(store, lockTimeout: 10)
                 try await whileTheServerIsPaused {
                     clock.advance(by: 3600)
                     let error = await #expect(throws: AuthenticationError.self) {

@@ -118,6 +118,13 @@ let benchmarks: @Sendable () -> Void = {
             let (data, _) = try await bare.data(for: URLRequest(url: url))
             blackHole(try JSONDecoder().decode(Profile.self, from: data))
         }
+        /// What a server written directly on AsyncHTTPClient does: the same GET with the same
+        /// 60 s deadline, the body collected and decoded.
+        @Sendable func bareAHCRequest() async throws {
+            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+            let body = try await response.body.collect(upTo: 16 << 20)
+            blackHole(try JSONDecoder().decode(Profile.self, from: Data(body.readableBytesView)))
+        }
         @Sendable func authenticated(_ transport: any HTTPTransport) -> AuthenticatedMe {
             AuthenticatedMe(authenticator: loopbackAuthenticator, transport: transport, url: url)
         }
@@ -136,6 +143,7 @@ let benchmarks: @Sendable () -> Void = {
             ("bare URLSession", { try await bareRequest() }),
             ("URLSessionTransport", { blackHole(try await authenticated(urlSessionTransport).request()) }),
             ("AsyncHTTPClientTransport", { blackHole(try await authenticated(ahcTransport).request()) }),
+            ("bare AsyncHTTPClient", { try await bareAHCRequest() }),
         ]
         func interleaved(
             _ label: String,
@@ -146,7 +154,10 @@ let benchmarks: @Sendable () -> Void = {
             }
             // Throughput ratios of the batches of one iteration (x1000): the variants are paired
             // under the same machine state, which the separate percentiles above are not.
-            let ratios = ["URLSessionTransport / bare", "AsyncHTTPClientTransport / URLSessionTransport"].map {
+            let ratios = [
+                "URLSessionTransport / bare", "AsyncHTTPClientTransport / URLSessionTransport",
+                "AsyncHTTPClientTransport / bare AsyncHTTPClient",
+            ].map {
                 BenchmarkMetric.custom("\(label) ratio x1000: \($0)", polarity: .prefersLarger, useScalingFactor: false)
             }
             let rotation = Locked(0)
@@ -168,15 +179,40 @@ let benchmarks: @Sendable () -> Void = {
                     micros[index] = max(1, Int((ContinuousClock.now - begin) / .microseconds(1)))
                     benchmark.measurement(metrics[index], micros[index])
                 }
-                // Variants 0, 1, 2: bare URLSession, URLSessionTransport, AsyncHTTPClientTransport.
+                // Variants 0, 1, 2, 3: bare URLSession, URLSessionTransport, AsyncHTTPClientTransport,
+                // bare AsyncHTTPClient. Each ratio is the throughput of the first over the second.
                 benchmark.measurement(ratios[0], micros[0] * 1000 / micros[1])
                 benchmark.measurement(ratios[1], micros[1] * 1000 / micros[2])
+                benchmark.measurement(ratios[2], micros[3] * 1000 / micros[2])
             }
         }
         interleaved("sequential x\(sequentialBatch)") { request in
             for _ in 0..<sequentialBatch { try await request() }
         }
         interleaved("concurrent \(concurrency)x\(perTask)") { request in try await concurrently(request) }
+
+        // Memory over 100,000 loopback requests: bare AsyncHTTPClient, then the SDK on it, each
+        // growth read right after its last request (not a minute later).
+        let bareGrowth = BenchmarkMetric.custom(
+            "RSS growth KiB, 100k: bare AsyncHTTPClient", polarity: .prefersSmaller, useScalingFactor: false)
+        let sdkGrowth = BenchmarkMetric.custom(
+            "RSS growth KiB, 100k: AsyncHTTPClientTransport", polarity: .prefersSmaller, useScalingFactor: false)
+        Benchmark(
+            "Memory: 100000 loopback requests, bare AsyncHTTPClient and AsyncHTTPClientTransport",
+            configuration: .init(metrics: [.wallClock, bareGrowth, sdkGrowth], warmupIterations: 0, maxIterations: 1)
+        ) { benchmark in
+            let resource = authenticated(ahcTransport)
+            for _ in 0..<1_000 {
+                try await bareAHCRequest()
+                blackHole(try await resource.request())
+            }
+            var before = residentMemoryKiB()
+            for _ in 0..<100_000 { try await bareAHCRequest() }
+            benchmark.measurement(bareGrowth, max(0, residentMemoryKiB() - before))
+            before = residentMemoryKiB()
+            for _ in 0..<100_000 { blackHole(try await resource.request()) }
+            benchmark.measurement(sdkGrowth, max(0, residentMemoryKiB() - before))
+        }
     }
 
     // 3. Coalesced refresh: 10,000 concurrent requests, token endpoint answering after 50 ms.
