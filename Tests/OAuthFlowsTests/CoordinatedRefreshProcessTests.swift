@@ -109,7 +109,15 @@ import Testing
             if state == .refreshOutcomeUnknown { break }
         }
         #expect(seen == [.signedIn, .refreshOutcomeUnknown])
+        // When and by whom: the dead helper process, in the state and in the error.
+        let outcome = try #require(await authenticator.unknownRefreshOutcome)
+        #expect(outcome.holder?.contains("pid") == true, "\(outcome)")
+        #expect(outcome.holder?.contains("\(ProcessInfo.processInfo.processIdentifier)") == false, "another process")
+        #expect(outcome.startedAt.map { abs($0.timeIntervalSinceNow) < 600 } == true)
+        #expect((error?.underlyingError as? UnknownRefreshOutcome) == outcome)
+        #expect(error?.message.contains("pid") == true)
         try await authenticator.resolveUnknownRefreshOutcome()
+        #expect(await authenticator.unknownRefreshOutcome == nil)
         #expect(try await authenticator.validCredential().accessToken == "at-1")
         #expect(try await storedRefreshToken(store, server) == "rt-1")
     }

@@ -25,7 +25,7 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         /// A process died after it sent a refresh and before it stored the result, so the stored
         /// refresh token may already be spent. Nothing was sent. Sign in again, or, for a server
         /// that does not rotate refresh tokens, call
-        /// ``AuthenticationInterceptor/resolveUnknownRefreshOutcome()`` and retry.
+        /// ``AuthenticationInterceptor/resolveUnknownRefreshOutcome(_:)`` and retry.
         public static let refreshOutcomeUnknown = Code("refresh outcome unknown")
         /// The server rejected the credential, and the refresh returned that same credential:
         /// the request was not retried, and no second refresh was made.

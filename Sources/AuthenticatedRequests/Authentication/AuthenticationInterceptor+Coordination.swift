@@ -94,17 +94,24 @@ extension AuthenticationInterceptor {
         let entry = try await loadEntry(store, key)
         let entryData = try entry.map(Self.canonicalData)
         let inFlightKey = Self.inFlightKey(for: key)
-        if store.coordinatesProcesses, let record = try await store.load(forKey: inFlightKey) {
+        if store.coordinatesProcesses, let data = try await store.load(forKey: inFlightKey) {
             // We hold the lock, so whoever wrote the record is gone. If the entry still holds the
             // credential it refreshed from, the server may have spent that refresh token.
-            guard record != entryData else {
+            let record = InFlightRecord.decode(data)
+            if (record?.credential ?? data) == entryData, !isWithinReuseGracePeriod(record) {
+                let outcome = UnknownRefreshOutcome(
+                    storeKey: key, startedAt: record.map { Date(timeIntervalSince1970: $0.startedAt) },
+                    holder: record?.holder)
                 throw AuthenticationError(
                     code: .refreshOutcomeUnknown,
-                    message: "A process died while it refreshed this credential; its refresh token may be spent. "
-                        + "Sign in again, or call resolveUnknownRefreshOutcome() if the server does not rotate "
-                        + "refresh tokens."
+                    message: "A process died while it refreshed this credential (\(outcome)); its refresh token "
+                        + "may be spent. Sign in again, or call resolveUnknownRefreshOutcome() if the server "
+                        + "does not rotate refresh tokens.",
+                    underlyingError: outcome
                 )
             }
+            // The writer stored its result after all, or the server still accepts the unrotated
+            // refresh token: refresh from the stored credential.
             try await store.removeValue(forKey: inFlightKey)
         }
         if let entry, let entryData, entryData != (try Self.canonicalData(stale)), isUsable(entry) {
@@ -113,7 +120,12 @@ extension AuthenticationInterceptor {
         // Refresh from the newest credential there is: never send a refresh token older than the stored one.
         let base = entry ?? stale
         let baseData = try entryData ?? Self.canonicalData(base)
-        if store.coordinatesProcesses { try await store.save(baseData, forKey: inFlightKey) }
+        if store.coordinatesProcesses {
+            let record = InFlightRecord(
+                credential: baseData, startedAt: configuration.clock.now.timeIntervalSince1970,
+                holder: InFlightRecord.thisProcess)
+            try await store.save(try JSONEncoder().encode(record), forKey: inFlightKey)
+        }
         let fresh: Credential
         do {
             fresh = try await authenticator.refresh(base, for: context)
@@ -164,21 +176,55 @@ extension AuthenticationInterceptor {
         }
     }
 
+    /// Whether a dead process's refresh started so recently that the server, by the
+    /// ``Configuration/refreshTokenReuseGracePeriod`` the app configured, still accepts the
+    /// refresh token it may have rotated. Never for a record without a start time.
+    private nonisolated func isWithinReuseGracePeriod(_ record: InFlightRecord?) -> Bool {
+        guard let grace = configuration.refreshTokenReuseGracePeriod, grace > 0, let record else { return false }
+        let elapsed = configuration.clock.now.timeIntervalSince1970 - record.startedAt
+        // A start in the future (another machine's clock ahead) is not trusted either way.
+        return elapsed >= 0 && elapsed < grace
+    }
+
     private nonisolated func isUsable(_ credential: Credential) -> Bool {
         !credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway)
     }
 
-    /// Forgets that a refresh of the stored credential was in flight when a process died, so the
-    /// next request refreshes from it again.
+    /// Resolves an unknown refresh outcome (``AuthenticationError/Code/refreshOutcomeUnknown``),
+    /// for every process and machine that shares the store: the operator's one call.
     ///
-    /// Call it after ``AuthenticationError/Code/refreshOutcomeUnknown`` only when the server does
-    /// not rotate refresh tokens (or the user accepts that a rotated-out token is sent once): with
-    /// rotation and reuse detection, a spent refresh token revokes the whole grant.
-    public func resolveUnknownRefreshOutcome() async throws {
-        guard let store, let key = storeKey else { return }
+    /// - Parameter resolution: ``UnknownRefreshOutcomeResolution/retryWithStoredRefreshToken``
+    ///   (the default) forgets the dead process's refresh, so the next request refreshes with the
+    ///   stored refresh token again: right when the server does not rotate refresh tokens, or the
+    ///   refresh never reached it. With rotation and reuse detection, a spent refresh token
+    ///   revokes the whole grant. ``UnknownRefreshOutcomeResolution/requireSignIn`` clears the
+    ///   session instead: every process then asks its user to sign in.
+    public func resolveUnknownRefreshOutcome(
+        _ resolution: UnknownRefreshOutcomeResolution = .retryWithStoredRefreshToken
+    ) async throws {
+        defer { unknownRefreshOutcome = nil }
+        guard let store, let key = storeKey else {
+            if resolution == .requireSignIn { await clearCredential() }
+            return
+        }
         try await store.withRefreshLock(forKey: key, timeout: configuration.storeLockTimeout) {
             try await store.removeValue(forKey: Self.inFlightKey(for: key))
+            if resolution == .requireSignIn { try await store.removeValue(forKey: key) }
         }
-        state.withLock { $0.resetRefreshState() }
+        if resolution == .requireSignIn {
+            await clearCredential()
+        } else {
+            state.withLock { $0.resetRefreshState() }
+            if sessionState == .refreshOutcomeUnknown { setSessionState(.signedIn) }
+        }
     }
+}
+
+/// How ``AuthenticationInterceptor/resolveUnknownRefreshOutcome(_:)`` resolves an unknown
+/// refresh outcome.
+public enum UnknownRefreshOutcomeResolution: Sendable, Hashable {
+    /// Refresh again with the stored refresh token.
+    case retryWithStoredRefreshToken
+    /// Clear the session everywhere; users sign in again.
+    case requireSignIn
 }

@@ -308,7 +308,8 @@ extension AuthenticationInterceptor {
                 emit(.credentialCleared)
                 setSessionState(.reauthenticationRequired)
             }
-            if (failure.committed as? AuthenticationError)?.code == .refreshOutcomeUnknown {
+            if let unknown = failure.committed as? AuthenticationError, unknown.code == .refreshOutcomeUnknown {
+                unknownRefreshOutcome = unknown.underlyingError as? UnknownRefreshOutcome
                 setSessionState(.refreshOutcomeUnknown)
             }
             if obtained, sessionState == .signedOut, let missing = failure.committed as? AuthenticationError,

@@ -55,6 +55,15 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         /// with ``AuthenticationError/Code/refreshFailed`` (underlying
         /// ``TokenStoreError/Code/lockTimedOut``); it never refreshes without the lock.
         public var storeLockTimeout: TimeInterval
+        /// How long the authorization server keeps accepting a refresh token after it rotated it
+        /// (Auth0's "reuse interval", Okta's grace period, Keycloak's refresh token max reuse), in
+        /// seconds; `nil` unless given: no such period is assumed.
+        ///
+        /// When a process died while refreshing (``AuthenticationError/Code/refreshOutcomeUnknown``)
+        /// less than this long ago, the next refresh retries with the stored, unrotated refresh
+        /// token, which the server still accepts. Older than that, or without this setting, the
+        /// engine stays conservative and reports the unknown outcome.
+        public var refreshTokenReuseGracePeriod: TimeInterval?
         /// Proof of possession for sender-constrained tokens: a `DPoP` (module `DPoP`) binds every
         /// token an ``OAuthAuthenticator`` obtains to a key and proves it on every request. `nil`
         /// unless given: bearer tokens.
@@ -69,8 +78,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             allowsInsecureHTTP: Bool = false,
             authorizationServerTimeout: TimeInterval = HTTPTransportOptions.defaultAuthorizationServerTimeout,
             storeLockTimeout: TimeInterval = 60,
-            proofOfPossession: (any ProofOfPossession)? = nil
+            proofOfPossession: (any ProofOfPossession)? = nil,
+            refreshTokenReuseGracePeriod: TimeInterval? = nil
         ) {
+            self.refreshTokenReuseGracePeriod = refreshTokenReuseGracePeriod
             self.leeway = leeway
             self.refreshLimit = refreshLimit
             self.clock = clock
@@ -97,6 +108,9 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     var sessionObservers: [UUID: AsyncStream<SessionState>.Continuation] = [:]
     /// The session's state, as ``sessionStates()`` reports it.
     var sessionState: SessionState
+    /// When the session is ``SessionState/refreshOutcomeUnknown``: the refresh whose outcome
+    /// nobody knows, when it started and which process ran it; `nil` otherwise.
+    public internal(set) var unknownRefreshOutcome: UnknownRefreshOutcome?
     /// Authenticator, credential and the refresh under way; see ``CredentialState``.
     nonisolated let state: Locked<CredentialState<A>>
 
@@ -267,6 +281,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
 
     /// Records a new session state and tells the observers when it changed.
     func setSessionState(_ newState: SessionState) {
+        if newState != .refreshOutcomeUnknown { unknownRefreshOutcome = nil }
         guard newState != sessionState else { return }
         sessionState = newState
         for continuation in sessionObservers.values { continuation.yield(newState) }

@@ -10,6 +10,8 @@ public enum SessionState: Sendable, Hashable {
     /// must sign in again.
     case reauthenticationRequired
     /// A process died while it refreshed the stored credential; see
-    /// ``AuthenticationError/Code/refreshOutcomeUnknown``.
+    /// ``AuthenticationError/Code/refreshOutcomeUnknown``. When and by whom:
+    /// ``AuthenticationInterceptor/unknownRefreshOutcome``; the operator's action:
+    /// ``AuthenticationInterceptor/resolveUnknownRefreshOutcome(_:)``.
     case refreshOutcomeUnknown
 }
