@@ -117,18 +117,18 @@ def main(folder):
         )
         seq_ahc = seq["AsyncHTTPClientTransport, authenticated"]
         rows.append(("(info) Loopback sequential: AsyncHTTPClientTransport", f"{seq_ahc:.0f} req/s", "-", "-"))
-        memory = "Memory: 100000 loopback requests, bare AsyncHTTPClient and AsyncHTTPClientTransport"
-        bare_growth = metric(results, memory, "RSS growth KiB, 100k: bare AsyncHTTPClient", "100.0")
-        sdk_growth = metric(results, memory, "RSS growth KiB, 100k: AsyncHTTPClientTransport", "100.0")
-        if None not in (bare_growth, sdk_growth):
-            row(
-                "RSS growth over 100k loopback requests: AsyncHTTPClientTransport - bare AsyncHTTPClient",
-                f"{(sdk_growth - bare_growth) / 1024:.2f} MiB ({sdk_growth / 1024:.2f} vs {bare_growth / 1024:.2f})",
-                "<= 1 MiB",
-                sdk_growth - bare_growth <= 1024,
-            )
     else:
         rows.append(("Loopback", "not run (no nginx)", "-", "-"))
+    memory = "Memory: 100000 loopback requests, bare AsyncHTTPClient and AsyncHTTPClientTransport"
+    bare_growth = metric(results, memory, "RSS growth KiB, 100k: bare AsyncHTTPClient", "100.0")
+    sdk_growth = metric(results, memory, "RSS growth KiB, 100k: AsyncHTTPClientTransport", "100.0")
+    if None not in (bare_growth, sdk_growth):
+        row(
+            "RSS growth over 100k loopback requests: AsyncHTTPClientTransport - bare AsyncHTTPClient",
+            f"{(sdk_growth - bare_growth) / 1024:.2f} MiB ({sdk_growth / 1024:.2f} vs {bare_growth / 1024:.2f})",
+            "<= 1 MiB",
+            sdk_growth - bare_growth <= 1024,
+        )
 
     # Parsing: the strict parser against JSONSerialization on the same 1 MiB adversarial bytes.
     parsing = "Parsing: 1 MiB adversarial replies, interleaved"
