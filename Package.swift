@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CodeFlowOAuth", targets: ["CodeFlowOAuth"]),
         .library(name: "OpenIDConnect", targets: ["OpenIDConnect"]),
         .library(name: "DPoP", targets: ["DPoP"]),
+        .library(name: "ResourceDiscovery", targets: ["ResourceDiscovery"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
@@ -88,6 +89,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Sign in from a resource's URL: RFC 9728 metadata and the authorization server behind it.
+        .target(name: "ResourceDiscovery", dependencies: ["OAuthFlows"]),
         .target(
             name: "AsyncHTTPClientTransport",
             dependencies: [
@@ -155,7 +158,7 @@ let package = Package(
         .target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"),
         .executableTarget(
             name: "authreq-fuzz",
-            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI", "OpenIDConnect", "DPoP"],
+            dependencies: ["CodeFlowOAuth", "FuzzDriver", "AuthreqCLI", "OpenIDConnect", "DPoP", "ResourceDiscovery"],
             path: "Fuzz/AuthreqFuzz"
         ),
         .target(
@@ -223,6 +226,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
+        ),
+        .testTarget(
+            name: "ResourceDiscoveryTests",
+            dependencies: ["ResourceDiscovery", "TestSupport"]
         ),
         .testTarget(
             name: "DPoPTests",

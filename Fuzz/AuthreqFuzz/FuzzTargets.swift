@@ -5,6 +5,7 @@ import DPoP
 import Foundation
 import OAuthFlows
 import OpenIDConnect
+import ResourceDiscovery
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -19,6 +20,7 @@ enum FuzzTargets {
         "error-reply": errorReply,
         "device-reply": deviceReply,
         "discovery": discovery,
+        "resource-metadata": resourceMetadata,
         "www-authenticate": wwwAuthenticate,
         "redirect-url": redirectURL,
         "store-entry": storeEntry,
@@ -121,6 +123,21 @@ enum FuzzTargets {
         else { return }
         _ = try? metadata.clientCredentialsFlow(client: .none(id: "fuzz"))
         _ = metadata.codeChallengeMethodsSupported
+    }
+
+    /// A protected resource's metadata (RFC 9728), and its round trip through `Codable`.
+    static func resourceMetadata(_ data: Data) {
+        guard case .object(let fields)? = try? JSONValue(parsing: data),
+            let metadata = try? ProtectedResourceMetadata(fields: fields)
+        else { return }
+        check(metadata.resource.fragment == nil, "a resource with a fragment was accepted")
+        let encoded = try? JSONEncoder().encode(metadata)
+        let decoded = encoded.flatMap { try? JSONDecoder().decode(ProtectedResourceMetadata.self, from: $0) }
+        check(decoded?.authorizationServers == metadata.authorizationServers, "the metadata does not round-trip")
+        _ = ProtectedResourceMetadata.wellKnownURLs(for: metadata.resource)
+        for issuer in metadata.authorizationServers.prefix(4) {
+            _ = URL(string: issuer).map(AuthorizationServerMetadata.metadataURLs(forIssuer:))
+        }
     }
 
     /// A `WWW-Authenticate` header.

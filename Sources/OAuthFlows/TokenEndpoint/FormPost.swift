@@ -31,7 +31,7 @@ package struct ServerReply: Sendable {
         self.sentAt = sentAt
     }
 
-    var statusCode: Int { response.statusCode }
+    package var statusCode: Int { response.statusCode }
     var contentType: String? { response.value(forHTTPHeaderField: "Content-Type") }
 }
 

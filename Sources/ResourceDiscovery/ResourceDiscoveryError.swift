@@ -1,0 +1,40 @@
+import Foundation
+
+/// Why a resource's metadata, or its authorization server's, could not be used.
+///
+/// Switch on ``code``; the set of codes can grow.
+public struct ResourceDiscoveryError: Error, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The kind of failure.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The document's `resource` is not the resource asked for (RFC 9728 §3.3).
+        public static let resourceMismatch = Code("resource mismatch")
+        /// A metadata URL is plain http to a host that is not loopback.
+        public static let insecureURL = Code("insecure URL")
+        /// No document was found at any of the URLs tried.
+        public static let notFound = Code("not found")
+        /// The document is not metadata: a missing or mistyped field.
+        public static let invalidMetadata = Code("invalid metadata")
+        /// The authorization server's metadata names another issuer than the one asked for.
+        public static let issuerMismatch = Code("issuer mismatch")
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What happened, for people; URLs without query.
+    public let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `ResourceDiscoveryError(code): message`.
+    public var description: String { "ResourceDiscoveryError(\(code)): \(message)" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+}
