@@ -156,7 +156,7 @@ package struct ProfileSession: Sendable {
         let authenticator =
             flow.map { OAuthAuthenticator(flow: $0, store: store, configuration: configuration) }
             ?? OAuthAuthenticator(store: store, configuration: configuration)
-        if console.verbose { await EventLog.current?.print(authenticator, to: console) }
+        if console.verbose { await EventLog.current?.follow(authenticator, printingTo: console) }
         return authenticator
     }
 

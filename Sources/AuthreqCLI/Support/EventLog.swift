@@ -16,7 +16,7 @@ final class EventLog: Sendable {
     private let printers = Locked<[(authenticator: OAuthAuthenticator, printer: Task<Void, Never>)]>([])
 
     /// Prints `authenticator`'s events from now on, one `authreq:` line each.
-    func print(_ authenticator: OAuthAuthenticator, to console: Console) async {
+    func follow(_ authenticator: OAuthAuthenticator, printingTo console: Console) async {
         let events = await authenticator.events()
         let printer = Task {
             for await event in events { console.detail("\(event)") }
