@@ -23,7 +23,10 @@ let package = Package(
     targets: [
         .target(
             name: "RequestFixtures",
-            dependencies: [.product(name: "AuthenticatedRequests", package: rootIdentity)],
+            dependencies: [
+                .product(name: "AuthenticatedRequests", package: rootIdentity),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Fixtures"
         ),
         // Benchmarks/profile: instructions per request under callgrind.
@@ -33,7 +36,6 @@ let package = Package(
                 "RequestFixtures", .product(name: "AuthenticatedRequests", package: rootIdentity),
                 .product(name: "DPoP", package: rootIdentity),
                 .product(name: "AsyncHTTPClientTransport", package: rootIdentity),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Profiling"
         ),

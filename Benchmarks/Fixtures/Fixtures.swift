@@ -1,4 +1,5 @@
 // The endpoint and replies shared by the benchmarks and the instruction-count profile.
+import AsyncHTTPClient
 import AuthenticatedRequests
 import Foundation
 
@@ -87,4 +88,14 @@ extension Locked where Value == Int {
             return value
         }
     }
+}
+
+/// What a server written directly on AsyncHTTPClient does for one GET of `url`: the same 60 s
+/// deadline as `AsyncHTTPClientTransport`'s default, the body collected and decoded. The bare
+/// baseline of the loopback benchmarks and of `Benchmarks/profile`.
+package func bareAsyncHTTPClientGET(_ url: URL) async throws -> Profile {
+    let response = try await HTTPClient.shared.execute(
+        HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+    let body = try await response.body.collect(upTo: 16 << 20)
+    return try JSONDecoder().decode(Profile.self, from: Data(body.readableBytesView))
 }

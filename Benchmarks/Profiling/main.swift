@@ -2,7 +2,6 @@
 // GETs of nginx on loopback ($AUTHREQ_BENCH_NGINX) by bare AsyncHTTPClient or by the SDK on
 // AsyncHTTPClientTransport, for Benchmarks/profile to count their instructions under callgrind.
 // Usage: RequestProfile plain|authenticated|dpop|bare-ahc|ahc N
-import AsyncHTTPClient
 import AsyncHTTPClientTransport
 import AuthenticatedRequests
 import DPoP
@@ -73,11 +72,7 @@ func runLoopback() async throws {
     let resource = AuthenticatedMe(
         authenticator: OAuthAuthenticator(flow: NoRefreshFlow(), token: Fixtures.validToken()),
         transport: AsyncHTTPClientTransport(), url: url)
-    func bare() async throws {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 16 << 20)
-        _ = try JSONDecoder().decode(Profile.self, from: Data(body.readableBytesView))
-    }
+    func bare() async throws { _ = try await bareAsyncHTTPClientGET(url) }
     for _ in 0..<100 {
         try await bare()
         _ = try await resource.request()

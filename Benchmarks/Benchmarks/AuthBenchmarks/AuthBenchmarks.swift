@@ -118,13 +118,7 @@ let benchmarks: @Sendable () -> Void = {
             let (data, _) = try await bare.data(for: URLRequest(url: url))
             blackHole(try JSONDecoder().decode(Profile.self, from: data))
         }
-        /// What a server written directly on AsyncHTTPClient does: the same GET with the same
-        /// 60 s deadline, the body collected and decoded.
-        @Sendable func bareAHCRequest() async throws {
-            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
-            let body = try await response.body.collect(upTo: 16 << 20)
-            blackHole(try JSONDecoder().decode(Profile.self, from: Data(body.readableBytesView)))
-        }
+        @Sendable func bareAHCRequest() async throws { blackHole(try await bareAsyncHTTPClientGET(url)) }
         @Sendable func authenticated(_ transport: any HTTPTransport) -> AuthenticatedMe {
             AuthenticatedMe(authenticator: loopbackAuthenticator, transport: transport, url: url)
         }

@@ -85,7 +85,8 @@ func fleetBenchmarks() {
     Benchmark(
         "Fleet: expiry to 8 x 100 requests done, against one process's refresh, interleaved",
         configuration: .init(
-            metrics: [.wallClock, .throughput, single, singleSameWork, fleet, roundTrip, refreshes], maxDuration: .seconds(20),
+            metrics: [.wallClock, .throughput, single, singleSameWork, fleet, roundTrip, refreshes],
+            maxDuration: .seconds(20),
             maxIterations: 40)
     ) { benchmark in
         try await Fleet.migrate()
@@ -108,9 +109,11 @@ func fleetBenchmarks() {
                     try await group.waitForAll()
                 }
                 benchmark.measurement(
-                    variant == 0 ? single : singleSameWork, Int((ContinuousClock.now - begin) / .nanoseconds(1)) / 1_000)
+                    variant == 0 ? single : singleSameWork, Int((ContinuousClock.now - begin) / .nanoseconds(1)) / 1_000
+                )
             } else {
-                try await Fleet.store(Fleet.replicas).save(try JSONEncoder().encode(Fixtures.expiredToken()), forKey: key)
+                try await Fleet.store(Fleet.replicas).save(
+                    try JSONEncoder().encode(Fixtures.expiredToken()), forKey: key)
                 let authenticators = try (0..<Fleet.replicas).map {
                     OAuthAuthenticator(flow: flow, store: try Fleet.store($0))
                 }
@@ -143,7 +146,8 @@ func fleetBenchmarks() {
         try await Fleet.migrate()
         let store = CountingStore(try Fleet.store(0))
         let authenticator = OAuthAuthenticator(flow: InstantFlow(), token: Fixtures.validToken(), store: store)
-        let resource = AuthenticatedMe(authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
+        let resource = AuthenticatedMe(
+            authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
         _ = try await resource.request()  // the initial save
         let calls = store.calls.withLock { $0 }
         let statements = try await Fleet.statements()

@@ -27,13 +27,16 @@ enum AdversarialReplies {
     static let strings = fill(#"{"access_token":"at","#) { index in
         #""s\#(index)":""# + String(repeating: #"caf\u00e9 \"q\" é\n\t"#, count: 400) + #"""#
     }
-    static let all: [(name: String, data: Data)] = [("deep nesting", deep), ("wide object", wide), ("long strings", strings)]
+    static let all: [(name: String, data: Data)] = [
+        ("deep nesting", deep), ("wide object", wide), ("long strings", strings),
+    ]
 }
 
 func parsingBenchmarks() {
     let metrics = AdversarialReplies.all.flatMap { reply in
         [
-            BenchmarkMetric.custom("parse µs JSONValue: \(reply.name)", polarity: .prefersSmaller, useScalingFactor: false),
+            BenchmarkMetric.custom(
+                "parse µs JSONValue: \(reply.name)", polarity: .prefersSmaller, useScalingFactor: false),
             BenchmarkMetric.custom(
                 "parse µs JSONSerialization: \(reply.name)", polarity: .prefersSmaller, useScalingFactor: false),
             BenchmarkMetric.custom(
@@ -43,7 +46,8 @@ func parsingBenchmarks() {
     let order = Locked(0)
     Benchmark(
         "Parsing: 1 MiB adversarial replies, interleaved",
-        configuration: .init(metrics: [.wallClock, .throughput] + metrics, maxDuration: .seconds(10), maxIterations: 40)
+        configuration: .init(
+            metrics: [.wallClock, .throughput] + metrics, maxDuration: .seconds(10), maxIterations: 40)
     ) { benchmark in
         let sdkFirst = order.next() % 2 == 0
         for (index, reply) in AdversarialReplies.all.enumerated() {

@@ -57,7 +57,8 @@ func sessionBenchmarks() {
     let order = Locked(0)
     Benchmark(
         "Store: one refresh, without a store and coordinated through a FileTokenStore, interleaved",
-        configuration: .init(metrics: [.wallClock, .throughput] + metrics, maxDuration: .seconds(6), maxIterations: 400)
+        configuration: .init(
+            metrics: [.wallClock, .throughput] + metrics, maxDuration: .seconds(6), maxIterations: 400)
     ) { benchmark in
         let storeFirst = order.next() % 2 == 1
         for variant in storeFirst ? [1, 0] : [0, 1] {
@@ -76,11 +77,13 @@ func sessionBenchmarks() {
     let storeCalls = BenchmarkMetric.custom("store calls per 10000 requests", polarity: .prefersSmaller)
     Benchmark(
         "Store: 10000 requests with a valid token",
-        configuration: .init(metrics: [.wallClock, .throughput, storeCalls], maxDuration: .seconds(4), maxIterations: 20)
+        configuration: .init(
+            metrics: [.wallClock, .throughput, storeCalls], maxDuration: .seconds(4), maxIterations: 20)
     ) { benchmark in
         let store = CountingStore(FileTokenStore(directory: folder))
         let authenticator = OAuthAuthenticator(flow: InstantFlow(), token: Fixtures.validToken(), store: store)
-        let resource = AuthenticatedMe(authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
+        let resource = AuthenticatedMe(
+            authenticator: authenticator, transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
         _ = try await resource.request()  // the initial save
         let before = store.calls.withLock { $0 }
         for _ in 0..<10_000 { blackHole(try await resource.request()) }

@@ -141,12 +141,10 @@ extension AuthenticationInterceptor {
         )
     }
 
-    /// Whether two credentials are the same, by their `Codable` encoding (credentials need not
+    /// Whether two credentials are the same, by their canonical encoding (credentials need not
     /// be `Equatable`). Only asked on the retry path.
     nonisolated static func isSame(_ lhs: Credential, as rhs: Credential) -> Bool {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        guard let left = try? encoder.encode(lhs), let right = try? encoder.encode(rhs) else { return false }
+        guard let left = try? canonicalData(lhs), let right = try? canonicalData(rhs) else { return false }
         return left == right
     }
 

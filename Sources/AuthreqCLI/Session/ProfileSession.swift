@@ -99,12 +99,7 @@ package struct ProfileSession: Sendable {
     /// The profile's endpoints: by hand, from the cache (fresh for a day), or discovered now
     /// and cached. `login` passes `refresh` to discover again.
     package func endpoints(refresh: Bool = false) async throws -> ServerEndpoints {
-        guard let issuer = profile.issuer else {
-            guard let endpoints = ServerEndpoints(profile: profile) else {
-                throw CLIError.usage("Profile '\(name)' needs an issuer or a token endpoint.")
-            }
-            return endpoints
-        }
+        guard let issuer = profile.issuer else { return try endpointsByHand() }
         if !refresh, let cached = cachedEndpoints(of: issuer, maximumAge: Self.endpointCacheLifetime) {
             return cached
         }
@@ -123,13 +118,16 @@ package struct ProfileSession: Sendable {
     /// (`login` always caches them); `nil` when the issuer's endpoints were never cached, which
     /// means this profile never signed in here.
     package func offlineEndpoints() throws -> ServerEndpoints? {
-        guard let issuer = profile.issuer else {
-            guard let endpoints = ServerEndpoints(profile: profile) else {
-                throw CLIError.usage("Profile '\(name)' needs an issuer or a token endpoint.")
-            }
-            return endpoints
-        }
+        guard let issuer = profile.issuer else { return try endpointsByHand() }
         return cachedEndpoints(of: issuer, maximumAge: .infinity)
+    }
+
+    /// The endpoints of a profile without an issuer: those it names.
+    private func endpointsByHand() throws -> ServerEndpoints {
+        guard let endpoints = ServerEndpoints(profile: profile) else {
+            throw CLIError.usage("Profile '\(name)' needs an issuer or a token endpoint.")
+        }
+        return endpoints
     }
 
     private func cachedEndpoints(of issuer: URL, maximumAge: TimeInterval) -> ServerEndpoints? {
