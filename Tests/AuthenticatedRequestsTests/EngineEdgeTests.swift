@@ -189,9 +189,9 @@ import Testing
 
     // MARK: 2.5 Credentials that expire on their way
 
-    @Test func aRefreshedTokenAlreadyPastItsLeewayIsNotSentAndFailsTyped() async throws {
-        // The refresh takes longer than a quarter of the new token's life (the clock moves while
-        // the token endpoint works): sending it would reach the server expired.
+    @Test func aRefreshedTokenThatExpiredOnItsWayIsNotSentAndFailsTyped() async throws {
+        // The refresh takes longer than the new token's whole life (the clock moves while the
+        // token endpoint works): sending it would reach the server expired.
         final class SlowFlow: OAuthFlow {
             let clock: TestClock
             init(clock: TestClock) { self.clock = clock }
@@ -201,7 +201,7 @@ import Testing
             }
             func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
                 let issued = clock.now
-                clock.advance(by: 2.5)  // 0.5 s left of 3: less than its leeway, a quarter of 3 s
+                clock.advance(by: 3.5)  // the 3 s token expired while the token endpoint worked
                 return OAuthToken(
                     accessToken: "fresh", expiresAt: issued.addingTimeInterval(3), refreshToken: "r",
                     issuedAt: issued)

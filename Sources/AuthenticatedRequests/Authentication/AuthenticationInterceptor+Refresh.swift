@@ -128,16 +128,17 @@ extension AuthenticationInterceptor {
 
     nonisolated var currentEpoch: UInt64 { state.withLock { $0.refreshEpoch } }
 
-    /// Throws ``AuthenticationError/Code/expiredInFlight`` unless `credential`, just handed over
-    /// by a refresh, is still good for the leeway (for an ``OAuthToken``, at most a quarter of its
-    /// lifetime): a request that waited so long that the fresh credential is nearly spent would
-    /// reach the server with an expired one.
+    /// Throws ``AuthenticationError/Code/expiredInFlight`` when `credential`, just handed over by a
+    /// refresh, has already expired: the request would reach the server with it. One that is
+    /// merely within the leeway is sent: a 4-second token from a server slow on a loaded machine
+    /// arrives that way and is still accepted (a CI run showed it), and refreshing again would
+    /// only loop.
     private nonisolated func checkFreshEnough(_ credential: Credential) throws {
-        guard credential.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway) else { return }
+        guard credential.requiresRefresh(now: configuration.clock.now, leeway: 0) else { return }
         throw AuthenticationError(
             code: .expiredInFlight,
-            message: "The credential refreshed for this request expires within the refresh leeway before the "
-                + "request could be sent: the machine or the token store is too slow for the credential's lifetime."
+            message: "The credential refreshed for this request had expired before the request could be sent: "
+                + "the machine or the token store is too slow for the credential's lifetime."
         )
     }
 
