@@ -90,7 +90,7 @@ let package = Package(
             ]
         ),
         // Sign in from a resource's URL: RFC 9728 metadata and the authorization server behind it.
-        .target(name: "ResourceDiscovery", dependencies: ["OAuthFlows"]),
+        .target(name: "ResourceDiscovery", dependencies: ["OAuthFlows", "CodeFlowOAuth"]),
         .target(
             name: "AsyncHTTPClientTransport",
             dependencies: [
@@ -132,7 +132,7 @@ let package = Package(
         .target(
             name: "AuthreqCLI",
             dependencies: [
-                "CodeFlowOAuth", "DPoP",
+                "CodeFlowOAuth", "DPoP", "ResourceDiscovery",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -229,7 +229,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ResourceDiscoveryTests",
-            dependencies: ["ResourceDiscovery", "TestSupport"]
+            dependencies: ["ResourceDiscovery", "CodeFlowOAuth", "TestSupport"]
         ),
         .testTarget(
             name: "DPoPTests",
@@ -247,7 +247,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
-                "OpenIDConnect", "DPoP",
+                "OpenIDConnect", "DPoP", "ResourceDiscovery",
                 "PostgresTokenStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(

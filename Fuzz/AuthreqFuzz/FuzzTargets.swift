@@ -31,6 +31,7 @@ enum FuzzTargets {
         "jwks": jwks,
         "par-reply": pushedAuthorizationReply,
         "dpop-challenge": dpopChallenge,
+        "registration-reply": registrationReply,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -126,6 +127,25 @@ enum FuzzTargets {
     }
 
     /// A protected resource's metadata (RFC 9728), and its round trip through `Codable`.
+    /// An RFC 7591 registration reply: whatever is accepted keeps its secrets out of its
+    /// description and reads back the same from storage.
+    static func registrationReply(_ data: Data) {
+        guard case .object(let fields)? = try? JSONValue(parsing: data) else { return }
+        let requested = ClientMetadata(redirectURIs: [URL(string: "http://127.0.0.1/callback")!])
+        guard
+            let client = try? RegisteredClient(fields: fields, issuer: "https://auth.example.com", requested: requested)
+        else { return }
+        check(!client.clientID.isEmpty, "a registration without a client id was accepted")
+        check(client.redirectURIs.map(\.absoluteString) == ["http://127.0.0.1/callback"], "other redirect URIs")
+        for secret in client.secretValues where secret.count >= 8 {
+            check(!client.description.contains(secret), "a secret is in the description")
+        }
+        let stored = try? JSONEncoder().encode(client)
+        let restored = stored.flatMap { try? JSONDecoder().decode(RegisteredClient.self, from: $0) }
+        check(restored?.clientID == client.clientID, "the registration does not round-trip")
+        check(restored?.clientAuthentication.methodName == client.clientAuthentication.methodName, "method changed")
+    }
+
     static func resourceMetadata(_ data: Data) {
         guard case .object(let fields)? = try? JSONValue(parsing: data),
             let metadata = try? ProtectedResourceMetadata(fields: fields)

@@ -18,6 +18,14 @@ public struct ResourceDiscoveryError: Error, CustomStringConvertible, CustomDebu
         public static let invalidMetadata = Code("invalid metadata")
         /// The authorization server's metadata names another issuer than the one asked for.
         public static let issuerMismatch = Code("issuer mismatch")
+        /// The authorization server's metadata does not list `S256` in
+        /// `code_challenge_methods_supported`: PKCE cannot be relied on, so no browser is opened.
+        public static let pkceUnsupported = Code("PKCE S256 unsupported")
+        /// The resource's metadata names no authorization server.
+        public static let noAuthorizationServer = Code("no authorization server")
+        /// The user must sign in (or step up), and this context cannot ask: a server or a
+        /// non-interactive command. The error says what is required.
+        public static let interactionRequired = Code("interaction required")
         /// The code's name.
         public var description: String { name }
     }

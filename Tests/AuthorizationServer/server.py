@@ -14,6 +14,13 @@ OpenID Connect: Authlib's OpenIDCode extension signs ID tokens with RS256 or ES2
 /.well-known/openid-configuration, /userinfo and an RP-initiated logout endpoint (/logout) go with
 it.
 
+Protected resources (RFC 9728, RFC 8707): /rs/<tag> answers a request without a valid token for
+it with a 401 whose WWW-Authenticate names its metadata, serves that metadata at
+/.well-known/oauth-protected-resource/rs/<tag>, and accepts only tokens issued for exactly
+<issuer>/rs/<tag> (the `resource` of the authorization and token requests). /register is an
+RFC 7591 registration endpoint (open, no initial access token); /test/stats/registered:<name>
+counts the registrations of a client_name.
+
 Usage: python server.py PORT [--access-token-lifetime SECONDS]
 """
 
@@ -27,6 +34,7 @@ from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProte
 from authlib.oauth2.rfc6749 import ClientMixin, TokenMixin, AuthorizationCodeMixin, grants
 from authlib.oauth2.rfc6750 import BearerTokenValidator
 from authlib.oauth2.rfc7009 import RevocationEndpoint
+from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
@@ -119,6 +127,7 @@ class Token(TokenMixin):
         self.access_revoked = False
         self.refresh_revoked = False
         self.family = secrets.token_hex(8)  # one grant: the token and every token refreshed from it
+        self.resources = []  # RFC 8707 resources the token is for (its audience)
 
     def check_client(self, client):
         return client.get_client_id() == self.client_id
@@ -143,8 +152,9 @@ class Token(TokenMixin):
 
 
 class AuthorizationCode(AuthorizationCodeMixin):
-    def __init__(self, code, client_id, redirect_uri, scope, challenge, method, nonce=None):
+    def __init__(self, code, client_id, redirect_uri, scope, challenge, method, nonce=None, resources=()):
         self.code, self.client_id, self.redirect_uri, self.scope = code, client_id, redirect_uri, scope
+        self.resources = list(resources)
         self.code_challenge, self.code_challenge_method = challenge, method
         self.nonce = nonce
         self.created = time.time()
@@ -178,6 +188,8 @@ def save_token(token, req):
         previous = getattr(req, "refresh_token", None)
         if isinstance(previous, Token):
             record.family = previous.family
+        asked = request.form.getlist("resource")
+        record.resources = asked or (previous.resources if isinstance(previous, Token) else [])
         TOKENS[record.access_token] = record
         if record.refresh_token:
             REFRESH[record.refresh_token] = record
@@ -196,6 +208,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
                 req.payload.data.get("code_challenge"),
                 req.payload.data.get("code_challenge_method"),
                 req.payload.data.get("nonce"),
+                request.args.getlist("resource"),
             )
 
     def query_authorization_code(self, code, client):
@@ -420,6 +433,7 @@ def metadata():
         device_authorization_endpoint=f"{ISSUER}/device_authorization",
         revocation_endpoint=f"{ISSUER}/revoke",
         introspection_endpoint=f"{ISSUER}/introspect",
+        registration_endpoint=f"{ISSUER}/register",
         response_types_supported=["code"],
         grant_types_supported=ALL_GRANTS,
         token_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "none"],
@@ -506,11 +520,30 @@ def authorize():
     return server.create_authorization_response(grant_user=grant_user)
 
 
+def invalid_target():
+    """RFC 8707 §2: the resources of a token request must be those of its grant."""
+    grant_type = request.form.get("grant_type")
+    asked = request.form.getlist("resource")
+    with LOCK:
+        if grant_type == "authorization_code":
+            code = CODES.get(request.form.get("code", ""))
+            return code is not None and sorted(code.resources) != sorted(asked)
+        if grant_type == "refresh_token":
+            token = REFRESH.get(request.form.get("refresh_token", ""))
+            return token is not None and not set(asked) <= set(token.resources or asked)
+    return False
+
+
 @app.post("/token")
 def issue_token():
     client_id = client_of_token_request()
+    grant_type = request.form.get("grant_type", "?")
     with LOCK:
-        STATS[client_id][request.form.get("grant_type", "?")] += 1
+        STATS[client_id][grant_type] += 1
+        for resource in request.form.getlist("resource"):
+            STATS[f"resource:{resource}"][grant_type] += 1
+    if invalid_target():
+        return jsonify(error="invalid_target", error_description="resource differs from the grant's"), 400
     response = server.create_token_response()
     if response.status_code == 400 and b"invalid_grant" in response.get_data():
         with LOCK:
@@ -556,6 +589,78 @@ def create_note():
     return jsonify(author=USER["id"], text=str(body.get("text", ""))), 201
 
 
+def resource_metadata_url(tag):
+    return f"{ISSUER}/.well-known/oauth-protected-resource/rs/{tag}"
+
+
+@app.get("/.well-known/oauth-protected-resource/rs/<tag>")
+def protected_resource_metadata(tag):
+    return jsonify(
+        resource=f"{ISSUER}/rs/{tag}",
+        authorization_servers=[ISSUER],
+        scopes_supported=["profile"],
+        bearer_methods_supported=["header"],
+        resource_name=f"Test resource {tag}",
+    )
+
+
+@app.route("/rs/<tag>", methods=["GET", "POST"])
+@app.route("/rs/<tag>/<path:rest>", methods=["GET", "POST"])
+def protected_resource(tag, rest=""):
+    """Accepts a bearer token issued for exactly this resource; otherwise a 401 naming the
+    resource's metadata (RFC 9728 §5.1)."""
+    resource = f"{ISSUER}/rs/{tag}"
+    header = request.headers.get("Authorization", "")
+    token = None
+    if header[:7].lower() == "bearer ":
+        with LOCK:
+            token = TOKENS.get(header[7:])
+    challenge = f'Bearer resource_metadata="{resource_metadata_url(tag)}"'
+    if token is None:
+        return jsonify(error="unauthorized"), 401, {"WWW-Authenticate": challenge}
+    if token.is_expired() or token.is_revoked() or resource not in token.resources:
+        with LOCK:
+            STATS[f"rs:{tag}"]["rejected"] += 1
+        challenge += ', error="invalid_token"'
+        return jsonify(error="invalid_token"), 401, {"WWW-Authenticate": challenge}
+    with LOCK:
+        STATS[f"rs:{tag}"]["ok"] += 1
+        STATS[f"rs:{tag}"][f"client:{token.client_id}"] += 1
+    return jsonify(resource=resource, path=rest, sub=USER["id"], client_id=token.client_id)
+
+
+class Registration(ClientRegistrationEndpoint):
+    """RFC 7591, open: no initial access token. A public client (token_endpoint_auth_method
+    none) gets no secret."""
+
+    def authenticate_token(self, request):
+        return {"open": True}
+
+    def get_server_metadata(self):
+        return metadata().get_json()
+
+    def generate_client_secret(self, request):
+        if (request.payload.data or {}).get("token_endpoint_auth_method") == "none":
+            return None
+        return super().generate_client_secret(request)
+
+    def save_client(self, client_info, client_metadata, request):
+        method = client_metadata.get("token_endpoint_auth_method", "client_secret_basic")
+        client = Client(client_info["client_id"], client_info["client_secret"], [method])
+        name = client_metadata.get("client_name", "?")
+        with LOCK:
+            CLIENTS[client.client_id] = client
+            STATS[f"registered:{name}"]["register"] += 1
+            kind = (request.payload.data or {}).get("application_type", "missing")
+            STATS[f"registered:{name}"][f"application_type:{kind}"] += 1
+        return client
+
+
+@app.post("/register")
+def register():
+    return server.create_endpoint_response(Registration.ENDPOINT_NAME)
+
+
 @app.post("/test/clients")
 def create_client():
     body = request.get_json(silent=True) or {}
@@ -578,7 +683,7 @@ def create_client():
     return jsonify(client_id=client_id, client_secret=secret)
 
 
-@app.get("/test/stats/<client_id>")
+@app.get("/test/stats/<path:client_id>")
 def stats(client_id):
     with LOCK:
         return jsonify(dict(STATS[client_id]))
@@ -609,6 +714,7 @@ def main():
     server.register_endpoint(DeviceEndpoint)
     server.register_endpoint(Revocation)
     server.register_endpoint(Introspection)
+    server.register_endpoint(Registration)
     server.register_extension(Issuer())
     require_oauth.register_token_validator(Validator())
     app.run(host="127.0.0.1", port=ARGS.port, threaded=True)

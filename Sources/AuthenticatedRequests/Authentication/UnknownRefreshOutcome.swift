@@ -65,7 +65,9 @@ struct InFlightRecord: Codable {
     /// This process, for the record: host, name and id.
     static var thisProcess: String {
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "unknown host"
+        let host =
+            gethostname(&name, name.count) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown host"
         let info = ProcessInfo.processInfo
         return "\(host) \(info.processName) (pid \(info.processIdentifier))"
     }

@@ -3,6 +3,7 @@ import AuthenticatedRequests
 import CodeFlowOAuth
 import Foundation
 import OAuthFlows
+import ResourceDiscovery
 
 /// `authreq login`: signs in and stores the session.
 struct Login: AsyncParsableCommand {
@@ -58,6 +59,20 @@ struct Login: AsyncParsableCommand {
             let session = try ProfileSession(
                 name: name, profile: profile, locations: global.locations, environment: global.environment,
                 console: global.console)
+            if let resource = profile.resource {
+                guard grant == .authorizationCode else {
+                    throw CLIError.usage(
+                        "A --resource profile signs in in the browser; --device and --client-credentials do not apply.")
+                }
+                let (flow, token) = try await signInToResource(resource, session)
+                session.console.message(
+                    "Signed in: profile '\(name)' for \(resource.redactedForDisplay) at \(flow.issuer)"
+                        + (token.expiresAt.map {
+                            "; the access token expires in \(Duration.spoken($0.timeIntervalSinceNow))"
+                        }
+                            ?? "") + ".")
+                return
+            }
             let endpoints = try await session.endpoints(refresh: true)
             let token: OAuthToken
             switch grant {
@@ -71,6 +86,34 @@ struct Login: AsyncParsableCommand {
             session.console.message(
                 "Signed in: profile '\(name)' at \(endpoints.issuer ?? endpoints.token.redactedForDisplay)\(expiry ?? "")."
             )
+        }
+    }
+
+    /// Signs in to a protected resource from its URL: discovery, registration (once per issuer,
+    /// kept in the token store), then the browser.
+    private func signInToResource(_ resource: URL, _ session: ProfileSession) async throws -> (
+        ResourceSignInFlow, OAuthToken
+    ) {
+        session.console.detail("discovering \(resource.redactedForDisplay)")
+        let flow = try await session.resourceSignIn(resource, method: .browser(userAgent(session.console)))
+            .flow(account: session.name)
+        let authenticator = await session.authenticator(flow: flow)
+        let token = try await flow.obtainToken(for: authenticator.context)
+        await authenticator.configure(with: flow, token: token)
+        await authenticator.finishEvents()
+        return (flow, token)
+    }
+
+    /// The loopback user agent: opens the browser (or prints the URL with --no-browser).
+    private func userAgent(_ console: Console) -> LoopbackUserAgent {
+        let opener: any BrowserOpener =
+            noBrowser
+            ? PrintingOpener(console: console)
+            : AnnouncingOpener(console: console, timeout: TimeInterval(timeout), opener: SystemBrowserOpener())
+        return LoopbackUserAgent(opener: opener, timeout: TimeInterval(timeout)) { _, error in
+            console.message(
+                "Could not open a browser (\(ErrorReport.message(for: error))). Open the URL above to sign in; "
+                    + "waiting…")
         }
     }
 
@@ -98,16 +141,8 @@ struct Login: AsyncParsableCommand {
             requiresIssuerParameter: endpoints.requiresIssuerParameter,
             pushedAuthorizationRequestEndpoint: pushes ? endpoints.pushedAuthorization : nil
         )
-        let opener: any BrowserOpener =
-            noBrowser
-            ? PrintingOpener(console: console)
-            : AnnouncingOpener(console: console, timeout: TimeInterval(timeout), opener: SystemBrowserOpener())
-        let agent = LoopbackUserAgent(opener: opener, timeout: TimeInterval(timeout)) { _, error in
-            console.message(
-                "Could not open a browser (\(ErrorReport.message(for: error))). Open the URL above to sign in; "
-                    + "waiting…")
-        }
-        let manager = CodeFlowManager(configuration: configuration, userAgent: agent, context: session.context)
+        let manager = CodeFlowManager(
+            configuration: configuration, userAgent: userAgent(console), context: session.context)
         let authenticator = await session.authenticator()
         return try await manager.signIn(configuring: authenticator, account: session.name)
     }

@@ -3,6 +3,10 @@ import Foundation
 
 /// The settings of a profile on the command line (`profile add`, `login`).
 struct ProfileSettings: ParsableArguments {
+    @Option(help: "A protected resource's URL: its server and client are found (and registered) at sign-in.")
+    var resource: String?
+    @Option(help: "The client_name to register for --resource (default authreq).")
+    var clientName: String?
     @Option(help: "The issuer; endpoints come from its discovery document.")
     var issuer: String?
     @Option(help: "The client identifier.")
@@ -33,15 +37,20 @@ struct ProfileSettings: ParsableArguments {
     /// Whether any setting was given.
     var isEmpty: Bool {
         [
-            issuer, clientID, scope, clientSecretFile, clientSecretEnv, clientAuth, authorizationEndpoint,
+            resource, clientName, issuer, clientID, scope, clientSecretFile, clientSecretEnv, clientAuth,
+            authorizationEndpoint,
             tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
         ].allSatisfy { $0 == nil } && dpop == nil && par == nil
     }
 
     /// `existing` with these settings applied; a new profile needs `--client-id`.
     func applied(to existing: Profile?, name: String) throws -> Profile {
-        guard var profile = existing ?? clientID.map({ Profile(clientID: $0) }) else {
-            throw CLIError.usage("A new profile '\(name)' needs --client-id (and --issuer or --token-endpoint).")
+        guard
+            var profile = existing ?? clientID.map({ Profile(clientID: $0) })
+                ?? resource.map({ _ in Profile(clientID: "") })
+        else {
+            throw CLIError.usage(
+                "A new profile '\(name)' needs --resource, or --client-id (and --issuer or --token-endpoint).")
         }
         func url(_ text: String?, _ option: String) throws -> URL? {
             guard let text else { return nil }
@@ -51,6 +60,8 @@ struct ProfileSettings: ParsableArguments {
             return url
         }
         if let clientID { profile.clientID = clientID }
+        if let value = try url(resource, "resource") { profile.resource = value }
+        if let clientName { profile.clientName = clientName }
         if let issuer { profile.issuer = try url(issuer, "issuer") }
         if let scope { profile.scope = scope }
         if let clientSecretFile {

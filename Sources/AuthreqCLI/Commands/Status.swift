@@ -39,7 +39,8 @@ struct StatusReport {
         var fields: [(String, JSONValue)] = [
             ("profile", .string(session.name)),
             ("issuer", profile.issuer.map { .string($0.absoluteString) } ?? .null),
-            ("client_id", .string(profile.clientID)),
+            ("client_id", profile.clientID.isEmpty ? .null : .string(profile.clientID)),
+            ("resource", profile.resource.map { .string($0.absoluteString) } ?? .null),
             ("scope", (token?.scope ?? profile.scope).map(JSONValue.string) ?? .null),
             ("grant", .string((profile.grant ?? .authorizationCode).rawValue)),
             ("signed_in", .bool(token != nil)),
@@ -66,7 +67,8 @@ struct StatusReport {
         var lines = [
             "Profile:        \(session.name)",
             "Issuer:         \(profile.issuer?.absoluteString ?? profile.tokenEndpoint?.absoluteString ?? "-")",
-            "Client:         \(profile.clientID)",
+            "Resource:       \(profile.resource?.absoluteString ?? "-")",
+            "Client:         \(profile.clientID.isEmpty ? "registered at sign-in" : profile.clientID)",
             "Scope:          \(token?.scope ?? profile.scope ?? "-")",
             "Grant:          \((profile.grant ?? .authorizationCode).rawValue)",
         ]

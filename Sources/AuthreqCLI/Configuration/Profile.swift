@@ -23,8 +23,14 @@ package struct Profile: Equatable, Sendable {
 
     /// The issuer: endpoints come from its discovery document.
     package var issuer: URL?
-    /// The client identifier.
+    /// The client identifier; empty for a ``resource`` profile whose client is registered at
+    /// sign-in (RFC 7591) and kept with the tokens.
     package var clientID: String
+    /// A protected resource to sign in to from its URL alone (RFC 9728 discovery from its 401,
+    /// client registration, RFC 8707 `resource`): no issuer or client id needed.
+    package var resource: URL?
+    /// The `client_name` registered for a ``resource`` profile; `authreq` unless set.
+    package var clientName: String?
     /// The scope to ask for.
     package var scope: String?
     /// A file holding the client secret (mode 0600).
@@ -59,7 +65,8 @@ package struct Profile: Equatable, Sendable {
 
     /// The keys of a profile in the file, in the order they are written.
     static let keys = [
-        "issuer", "client_id", "scope", "client_secret_file", "client_secret_env", "client_auth",
+        "resource", "client_name", "issuer", "client_id", "scope", "client_secret_file", "client_secret_env",
+        "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
         "redirect_uri", "grant", "dpop", "par",
     ]
@@ -83,10 +90,14 @@ package struct Profile: Equatable, Sendable {
             }
             return url
         }
-        guard let clientID = try string("client_id"), !clientID.isEmpty else {
-            throw fail("'client_id' is missing.")
+        let resource = try url("resource")
+        let clientID = try string("client_id") ?? ""
+        guard !clientID.isEmpty || resource != nil else {
+            throw fail("'client_id' is missing (or give a 'resource' to register a client at sign-in).")
         }
         self.init(clientID: clientID, issuer: try url("issuer"))
+        self.resource = resource
+        clientName = try string("client_name")
         scope = try string("scope")
         clientSecretFile = try string("client_secret_file")
         clientSecretEnvironment = try string("client_secret_env")
@@ -122,8 +133,11 @@ package struct Profile: Equatable, Sendable {
 
     /// The profile as a JSON object.
     var fields: [String: JSONValue] {
-        var fields: [String: JSONValue] = ["client_id": .string(clientID)]
+        var fields: [String: JSONValue] = [:]
         func put(_ key: String, _ value: String?) { if let value { fields[key] = .string(value) } }
+        put("client_id", clientID.isEmpty ? nil : clientID)
+        put("resource", resource?.absoluteString)
+        put("client_name", clientName)
         put("issuer", issuer?.absoluteString)
         put("scope", scope)
         put("client_secret_file", clientSecretFile)
@@ -146,11 +160,12 @@ package struct Profile: Equatable, Sendable {
     ///   to a loopback address, a redirect URI that is not `http` to a loopback address, or
     ///   neither an issuer nor a token endpoint.
     package func validate(name: String) throws(CLIError) {
-        guard issuer != nil || tokenEndpoint != nil else {
+        guard issuer != nil || tokenEndpoint != nil || resource != nil else {
             throw .usage("Profile '\(name)' needs an issuer (--issuer) or a token endpoint (--token-endpoint).")
         }
         let urls: [(String, URL?)] = [
-            ("issuer", issuer), ("authorization_endpoint", authorizationEndpoint), ("token_endpoint", tokenEndpoint),
+            ("resource", resource), ("issuer", issuer), ("authorization_endpoint", authorizationEndpoint),
+            ("token_endpoint", tokenEndpoint),
             ("device_authorization_endpoint", deviceAuthorizationEndpoint),
             ("revocation_endpoint", revocationEndpoint),
         ]

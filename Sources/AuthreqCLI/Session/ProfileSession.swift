@@ -2,6 +2,7 @@ import AuthenticatedRequests
 import DPoP
 import Foundation
 import OAuthFlows
+import ResourceDiscovery
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -168,7 +169,32 @@ package struct ProfileSession: Sendable {
     /// - Parameter readOnly: Whether the caller only reads the session (`status`, `logout`,
     ///   `profile remove`): a missing client secret is no error, and nothing is asked of the
     ///   network (the endpoints come from the profile or the cache `login` wrote).
+    /// The sign-in of a ``Profile/resource`` profile: discovery from the resource, the client
+    /// registered in advance when the profile names one for its issuer, else registered
+    /// dynamically as ``Profile/clientName`` and kept in the token store under the issuer.
+    func resourceSignIn(_ resource: URL, method: ResourceSignIn.Method) throws -> ResourceSignIn {
+        var policy = ClientRegistrationPolicy.dynamic(
+            clientName: profile.clientName ?? "authreq",
+            redirectURIs: [profile.redirectURI ?? ResourceSignIn.defaultRedirectURI])
+        if !profile.clientID.isEmpty, let issuer = profile.issuer {
+            policy.preRegistered[issuer.absoluteString] = try client()
+        }
+        return ResourceSignIn(
+            resource: resource, registration: policy, method: method, store: store,
+            configuration: OAuthAuthenticator.Configuration(
+                allowsInsecureHTTP: resource.isLoopbackHTTP, proofOfPossession: proofOfPossession),
+            redirectURI: profile.redirectURI ?? ResourceSignIn.defaultRedirectURI,
+            scope: profile.scope)
+    }
+
     package func restore(readOnly: Bool = false) async throws -> OAuthAuthenticator? {
+        if let resource = profile.resource {
+            // Discovery needs the network; a read-only look (status, logout) uses it too.
+            console.detail("discovering \(resource.redactedForDisplay)")
+            let flow = try await resourceSignIn(resource, method: .nonInteractive).flow(account: name)
+            let authenticator = await authenticator(flow: flow)
+            return try await authenticator.currentCredential() == nil ? nil : authenticator
+        }
         let endpoints: ServerEndpoints
         if readOnly {
             guard let cached = try offlineEndpoints() else { return nil }
@@ -196,4 +222,9 @@ package struct ProfileSession: Sendable {
         }
         return authenticator
     }
+}
+
+extension URL {
+    /// Whether this is plain http to a loopback address: allowed for a resource on this machine.
+    var isLoopbackHTTP: Bool { scheme?.lowercased() == "http" && isLoopback }
 }

@@ -106,6 +106,31 @@ package enum FormPost {
         return try await exchange(request, secrets: [], context: context)
     }
 
+    /// Sends a JSON object (a client registration, RFC 7591 §3.1) with `method`, or no body when
+    /// `object` is `nil`, and an optional bearer token (an initial or registration access token).
+    package static func json(
+        _ object: [String: JSONValue]?,
+        method: String,
+        to url: URL,
+        bearer token: String?,
+        context: AuthenticationContext
+    ) async throws -> ServerReply {
+        try checkSafe(url, context: context)
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let object {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            request.httpBody = try encoder.encode(JSONValue.object(object))
+        }
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        var secrets = [token].compactMap { $0 }
+        if let statement = object?["software_statement"]?.stringValue { secrets.append(statement) }
+        return try await exchange(request, secrets: secrets, context: context)
+    }
+
     private static func checkSafe(_ url: URL, context: AuthenticationContext) throws {
         guard context.allowsInsecureHTTP || url.isSafeForSecrets else {
             throw TokenEndpointError(

@@ -1,0 +1,58 @@
+import AuthenticatedRequests
+import Foundation
+import OAuthFlows
+
+/// How a client gets a client id at an authorization server it meets through a resource, tried in
+/// this order:
+/// 1. a client registered in advance for that issuer (``preRegistered``);
+/// 2. a Client ID Metadata Document (``clientIDMetadataDocument``), when the server advertises
+///    `client_id_metadata_document_supported`;
+/// 3. Dynamic Client Registration (RFC 7591) with ``dynamicRegistration``, when the server has a
+///    `registration_endpoint`. The registration is stored under the issuer and reused by every
+///    launch and process.
+///
+/// ```swift
+/// let policy = ClientRegistrationPolicy.dynamic(clientName: "Notes")
+/// ```
+public struct ClientRegistrationPolicy: Sendable {
+    /// Clients registered in advance, by issuer (compared exactly).
+    public var preRegistered: [String: ClientAuthentication]
+    /// The app's published Client ID Metadata Document, if it has one.
+    public var clientIDMetadataDocument: ClientIDMetadataDocument?
+    /// Signs client assertions when the document says `private_key_jwt`.
+    public var assertionSigner: (any ClientAssertionSigner)?
+    /// What to register dynamically; `nil` never registers.
+    public var dynamicRegistration: ClientMetadata?
+    /// An initial access token for servers that require one to register (RFC 7591 §3).
+    public var initialAccessToken: String?
+
+    /// Creates a policy; with no argument, nothing can be registered and only
+    /// ``preRegistered`` clients work.
+    public init(
+        preRegistered: [String: ClientAuthentication] = [:],
+        clientIDMetadataDocument: ClientIDMetadataDocument? = nil,
+        assertionSigner: (any ClientAssertionSigner)? = nil,
+        dynamicRegistration: ClientMetadata? = nil,
+        initialAccessToken: String? = nil
+    ) {
+        self.preRegistered = preRegistered
+        self.clientIDMetadataDocument = clientIDMetadataDocument
+        self.assertionSigner = assertionSigner
+        self.dynamicRegistration = dynamicRegistration
+        self.initialAccessToken = initialAccessToken
+    }
+
+    /// Dynamic registration of a public native app that signs in through a loopback redirect
+    /// (`http://127.0.0.1/callback`, any port: RFC 8252 §7.3).
+    public static func dynamic(
+        clientName: String,
+        redirectURIs: [URL] = [ResourceSignIn.defaultRedirectURI],
+        softwareID: String? = nil,
+        softwareVersion: String? = nil
+    ) -> ClientRegistrationPolicy {
+        ClientRegistrationPolicy(
+            dynamicRegistration: ClientMetadata(
+                clientName: clientName, redirectURIs: redirectURIs, softwareID: softwareID,
+                softwareVersion: softwareVersion))
+    }
+}

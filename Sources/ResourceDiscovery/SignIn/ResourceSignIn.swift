@@ -1,0 +1,221 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Signs in to a protected resource from nothing but its URL: the resource's `401` names its
+/// metadata (RFC 9728), the metadata names the authorization server, the server's metadata says
+/// how to register, and the user signs in for that resource (RFC 8707) with PKCE S256.
+///
+/// ```swift
+/// let signIn = ResourceSignIn(
+///     resource: URL(string: "https://api.example.com/notes")!,
+///     registration: .dynamic(clientName: "Notes"),
+///     method: .browser(LoopbackUserAgent()),
+///     store: FileTokenStore(directory: tokensFolder)
+/// )
+/// let authenticator = try await signIn.authenticator()
+/// // Requests through `authenticator` sign in at the first one, then refresh as usual.
+/// ```
+///
+/// ``authenticator(account:)`` runs the discovery and the registration (both reused from the
+/// store by later launches and other processes), and returns an ``OAuthAuthenticator`` whose
+/// flow is a ``ResourceSignInFlow``: the first request signs in, every refresh names the
+/// resource, and the session is stored under the client, the token endpoint and the resource.
+public struct ResourceSignIn: Sendable {
+    /// The loopback redirect URI that dynamic registration registers by default (any port,
+    /// RFC 8252 §7.3).
+    public static let defaultRedirectURI: URL = {
+        var components = URLComponents()
+        (components.scheme, components.host, components.path) = ("http", "127.0.0.1", "/callback")
+        return components.url ?? URL(fileURLWithPath: "/callback")  // never nil: all parts are valid
+    }()
+
+    /// How the user (or the client itself) obtains the first token.
+    public struct Method: Sendable {
+        enum Kind: Sendable {
+            case browser(any AuthorizationUserAgent)
+            case clientCredentials
+            case nonInteractive
+        }
+        let kind: Kind
+
+        /// The authorization code flow with PKCE S256 in `userAgent` (a browser, a web
+        /// authentication session, a loopback receiver).
+        public static func browser(_ userAgent: any AuthorizationUserAgent) -> Method {
+            Method(kind: .browser(userAgent))
+        }
+        /// The client credentials grant: a server signing in as itself, with a pre-registered
+        /// confidential client.
+        public static let clientCredentials = Method(kind: .clientCredentials)
+        /// No sign-in: a stored session is used and refreshed, and a request that needs the
+        /// user fails with ``ResourceDiscoveryError/Code/interactionRequired``.
+        public static let nonInteractive = Method(kind: .nonInteractive)
+    }
+
+    /// The resource: its identifier, compared exactly with its metadata's `resource`.
+    public let resource: URL
+    /// Finds or registers the client at the authorization server; copies of this value share
+    /// it, so their registrations are made once.
+    public let registrar: ClientRegistrar
+    /// How the first token is obtained.
+    public var method: Method
+    /// Where sessions and registrations are kept.
+    public var store: any TokenStore
+    /// The authenticator's settings: transports, clock, DPoP, timeouts.
+    public var configuration: OAuthAuthenticator.Configuration
+    /// The redirect URI for the browser sign-in; its port is chosen at sign-in for loopback.
+    public var redirectURI: URL
+    /// A scope to ask for instead of the challenge's or the metadata's.
+    public var scope: String?
+
+    /// Creates a sign-in with a registrar of its own for `registration`, keeping registrations
+    /// in `store`.
+    ///
+    /// - Parameters:
+    ///   - resource: the protected resource's URL (for an MCP server, its endpoint).
+    ///   - registration: how to get a client id.
+    ///   - method: how to obtain the first token.
+    ///   - store: where sessions and registrations are kept.
+    ///   - configuration: the authenticator's settings.
+    ///   - redirectURI: the browser sign-in's redirect URI.
+    ///   - scope: the scope to ask for; by default the challenge's `scope`, else the resource
+    ///     metadata's `scopes_supported`, else none.
+    public init(
+        resource: URL,
+        registration: ClientRegistrationPolicy,
+        method: Method,
+        store: any TokenStore,
+        configuration: OAuthAuthenticator.Configuration = .init(),
+        redirectURI: URL = ResourceSignIn.defaultRedirectURI,
+        scope: String? = nil
+    ) {
+        let registrar = ClientRegistrar(
+            policy: registration, store: store,
+            context: AuthenticationContext(
+                transport: configuration.tokenTransport, clock: configuration.clock,
+                allowsInsecureHTTP: configuration.allowsInsecureHTTP,
+                timeout: configuration.authorizationServerTimeout),
+            lockTimeout: configuration.storeLockTimeout)
+        self.init(
+            resource: resource, registrar: registrar, method: method, store: store, configuration: configuration,
+            redirectURI: redirectURI, scope: scope)
+    }
+
+    /// Creates a sign-in that shares `registrar` (and so its registrations) with others, for
+    /// an app that reaches several resources.
+    ///
+    /// - Parameters:
+    ///   - resource: the protected resource's URL.
+    ///   - registrar: finds or registers the client.
+    ///   - method: how to obtain the first token.
+    ///   - store: where sessions are kept.
+    ///   - configuration: the authenticator's settings.
+    ///   - redirectURI: the browser sign-in's redirect URI.
+    ///   - scope: the scope to ask for instead of the challenge's or the metadata's.
+    public init(
+        resource: URL,
+        registrar: ClientRegistrar,
+        method: Method,
+        store: any TokenStore,
+        configuration: OAuthAuthenticator.Configuration = .init(),
+        redirectURI: URL = ResourceSignIn.defaultRedirectURI,
+        scope: String? = nil
+    ) {
+        self.resource = resource
+        self.registrar = registrar
+        self.method = method
+        self.store = store
+        self.configuration = configuration
+        self.redirectURI = redirectURI
+        self.scope = scope
+    }
+
+    /// What discovery found: the resource's and its authorization server's metadata, and the
+    /// scope the resource asked for.
+    public struct Discovery: Sendable {
+        /// The resource's metadata.
+        public let resourceMetadata: ProtectedResourceMetadata
+        /// The chosen authorization server's metadata.
+        public let serverMetadata: AuthorizationServerMetadata
+        /// The challenge's `scope`, if the resource's `401` had one.
+        public let challengedScope: String?
+    }
+
+    /// Asks the resource for its challenge without any credential, then reads its metadata and
+    /// its authorization server's.
+    ///
+    /// - Throws: ``ResourceDiscoveryError``: ``ResourceDiscoveryError/Code/insecureURL`` for a
+    ///   resource that is plain http to another host than loopback (nothing is sent),
+    ///   ``ResourceDiscoveryError/Code/resourceMismatch``,
+    ///   ``ResourceDiscoveryError/Code/issuerMismatch``,
+    ///   ``ResourceDiscoveryError/Code/noAuthorizationServer``; transport errors.
+    public func discover() async throws -> Discovery {
+        let context = AuthenticationContext(
+            transport: configuration.tokenTransport, clock: configuration.clock,
+            allowsInsecureHTTP: configuration.allowsInsecureHTTP, timeout: configuration.authorizationServerTimeout)
+        guard resource.isSafeForSecrets || (configuration.allowsInsecureHTTP && resource.host != nil) else {
+            throw ResourceDiscoveryError(
+                .insecureURL,
+                "Refusing to sign in to \(resource.redactedForDisplay): use https (or http to a loopback address).")
+        }
+        var probe = URLRequest(url: resource)
+        probe.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (_, response) = try await context.transport.send(probe, options: context.authorizationServerOptions)
+        let challenges =
+            response.statusCode == 401 || response.statusCode == 403
+            ? AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "") : []
+        let resourceMetadata = try await ProtectedResourceMetadata.discover(
+            for: resource, challenges: challenges, context: context)
+        let issuer =
+            resourceMetadata.authorizationServers.first { registrar.policy.preRegistered[$0] != nil }
+            ?? resourceMetadata.authorizationServers.first
+        guard let issuer else {
+            throw ResourceDiscoveryError(
+                .noAuthorizationServer,
+                "The metadata of \(resource.redactedForDisplay) names no authorization server.")
+        }
+        let serverMetadata = try await AuthorizationServerMetadata.discover(anyDocumentOf: issuer, context: context)
+        return Discovery(
+            resourceMetadata: resourceMetadata, serverMetadata: serverMetadata,
+            challengedScope: challenges.lazy.compactMap { $0.parameters["scope"] }.first)
+    }
+
+    /// Discovers the resource's authorization server, finds or registers the client, and
+    /// returns an authenticator for the resource: its stored session if there is one, else one
+    /// that signs in at the first request.
+    ///
+    /// - Parameter account: names the user's session when one app holds several.
+    /// - Throws: what ``flow(account:)`` throws.
+    public func authenticator(account: String? = nil) async throws -> OAuthAuthenticator {
+        OAuthAuthenticator(flow: try await flow(account: account), store: store, configuration: configuration)
+    }
+
+    /// Discovers the resource's authorization server and finds or registers the client: the
+    /// flow that ``authenticator(account:)`` configures.
+    ///
+    /// - Parameter account: names the user's session when one app holds several.
+    /// - Throws: what ``discover()`` throws; ``ResourceDiscoveryError/Code/pkceUnsupported`` for
+    ///   a browser sign-in at a server whose metadata lacks S256; ``ClientRegistrationError``.
+    public func flow(account: String? = nil) async throws -> ResourceSignInFlow {
+        let discovery = try await discover()
+        let server = discovery.serverMetadata
+        if case .browser = method.kind, !server.codeChallengeMethodsSupported.contains("S256") {
+            throw ResourceDiscoveryError(
+                .pkceUnsupported,
+                "\(server.issuer) does not list S256 in code_challenge_methods_supported; no browser was opened.")
+        }
+        let client = try await registrar.client(for: server)
+        let scope =
+            self.scope ?? discovery.challengedScope
+            ?? (discovery.resourceMetadata.scopesSupported.isEmpty
+                ? nil : discovery.resourceMetadata.scopesSupported.joined(separator: " "))
+        return try ResourceSignInFlow(
+            resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
+            scope: scope, method: method, redirectURI: redirectURI, account: account)
+    }
+}

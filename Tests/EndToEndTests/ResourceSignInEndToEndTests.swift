@@ -1,0 +1,111 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+import ResourceDiscovery
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A protected resource of the Authlib test server, `/rs/<tag>`: it accepts only tokens issued
+/// for exactly its URL, and answers others with a 401 naming its RFC 9728 metadata.
+struct TestResource: AuthenticatedResource {
+    struct Output: Decodable, Sendable {
+        let resource: String
+        let path: String
+        let client_id: String
+    }
+    let authenticator: any RequestAuthenticator
+    let url: URL
+
+    func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+
+    /// A new resource of its own on the test server.
+    static func make() throws -> URL {
+        try TestAuthorizationServer.base.appendingPathComponent("rs/\(UUID().uuidString.prefix(8).lowercased())")
+    }
+}
+
+/// Signing in from nothing but a resource's URL, against the Authlib test server: discovery from
+/// the 401, dynamic registration stored under the issuer, a browser sign-in for the resource.
+@Suite(.enabled(if: TestAuthorizationServer.isConfigured, TestAuthorizationServer.notRunReason))
+struct ResourceSignInEndToEndTests {
+    let configuration = OAuthAuthenticator.Configuration(allowsInsecureHTTP: true)
+
+    func signIn(_ resource: URL, name: String, store: any TokenStore, browser: BrowserSimulator) -> ResourceSignIn {
+        ResourceSignIn(
+            resource: resource,
+            registration: .dynamic(clientName: name),
+            method: .browser(LoopbackUserAgent(opener: browser, timeout: 30)),
+            store: store,
+            configuration: configuration)
+    }
+
+    @Test func fromTheURLAloneThenASecondLaunchReusesTheRegistrationAndTheSession() async throws {
+        let resource = try TestResource.make()
+        let name = "e2e-\(UUID().uuidString)"
+        let store = InMemoryTokenStore()
+        let browser = BrowserSimulator()
+
+        let authenticator = try await signIn(resource, name: name, store: store, browser: browser).authenticator()
+        let first = try await TestResource(authenticator: authenticator, url: resource).request()
+        #expect(first.resource == resource.absoluteString)
+        #expect(browser.openedURLs.withLock { $0.count } == 1)
+        let opened = try #require(browser.openedURLs.withLock { $0.first })
+        let query = URLComponents(url: opened, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.first { $0.name == "resource" }?.value == resource.absoluteString)
+        #expect(query.first { $0.name == "code_challenge_method" }?.value == "S256")
+        #expect(query.first { $0.name == "scope" }?.value == "profile", "the metadata's scopes_supported")
+
+        let registrations = try await TestAuthorizationServer.json("test/stats/registered:\(name)")
+        #expect(registrations["register"] as? Int == 1)
+        #expect(registrations["application_type:native"] as? Int == 1)
+        let grants = try await TestAuthorizationServer.json("test/stats/resource:\(resource.absoluteString)")
+        #expect(grants["authorization_code"] as? Int == 1, "the code exchange names the resource")
+
+        // The next launch: the same store, nothing else.
+        let again = try await signIn(resource, name: name, store: store, browser: browser).authenticator()
+        let second = try await TestResource(authenticator: again, url: resource).request()
+        #expect(second.client_id == first.client_id)
+        #expect(browser.openedURLs.withLock { $0.count } == 1, "no new sign-in")
+        let after = try await TestAuthorizationServer.json("test/stats/registered:\(name)")
+        #expect(after["register"] as? Int == 1, "no new registration")
+    }
+
+    @Test func concurrentSignInsInOneProcessRegisterOnce() async throws {
+        let resource = try TestResource.make()
+        let name = "e2e-\(UUID().uuidString)"
+        let store = InMemoryTokenStore()
+        let shared = signIn(resource, name: name, store: store, browser: BrowserSimulator())
+        let clients = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let authenticator = try await shared.authenticator()
+                    return try await TestResource(authenticator: authenticator, url: resource).request().client_id
+                }
+            }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(clients.count == 1)
+        let registrations = try await TestAuthorizationServer.json("test/stats/registered:\(name)")
+        #expect(registrations["register"] as? Int == 1)
+    }
+
+    @Test func aTokenForAnotherResourceIsRefusedByTheResource() async throws {
+        let (one, other) = (try TestResource.make(), try TestResource.make())
+        let store = InMemoryTokenStore()
+        let authenticator = try await signIn(
+            one, name: "e2e-\(UUID().uuidString)", store: store, browser: BrowserSimulator()
+        )
+        .authenticator()
+        _ = try await TestResource(authenticator: authenticator, url: one).request()
+        // The audience check of the test server is real: the token of `one` does not open `other`.
+        let error = await #expect(throws: (any Error).self) {
+            _ = try await TestResource(authenticator: authenticator, url: other).request()
+        }
+        #expect(error != nil)
+    }
+}

@@ -1,0 +1,392 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+import ResourceDiscovery
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A resource, its authorization server and a registration endpoint, in memory, with knobs for
+/// each way they can misbehave; it records every request.
+final class ResourceNetwork: Sendable {
+    struct Settings: Sendable {
+        var resource = "https://api.example.com/mcp"
+        var issuer = "https://auth.example.com"
+        var challenge =
+            #"Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp", scope="notes:read""#
+        var metadataResource: String? = nil
+        var metadataIssuer: String? = nil
+        var challengeMethods = #"["S256"]"#
+        var authMethods = #"["none","client_secret_basic"]"#
+        var scopesSupported = #"["notes:read","notes:write"]"#
+        var cimdSupported = false
+        var registrationReply: String? = nil
+    }
+    let settings: Locked<Settings>
+    let requests = Locked<[URLRequest]>([])
+    let registrations = Locked<Int>(0)
+    let clock = TestClock()
+
+    init(_ settings: Settings = Settings()) { self.settings = Locked(settings) }
+
+    func requests(to path: String) -> [URLRequest] {
+        requests.withLock { $0.filter { $0.url?.path == path } }
+    }
+
+    static func form(_ request: URLRequest) -> [(String, String)] {
+        let body = String(decoding: request.httpBody ?? Data(), as: UTF8.self)
+        return URLComponents(string: "?" + body)?.queryItems?.map { ($0.name, $0.value ?? "") } ?? []
+    }
+
+    var transport: InMemoryTransport {
+        InMemoryTransport { [self] request in
+            requests.withLock { $0.append(request) }
+            let settings = self.settings.withLock { $0 }
+            let url = request.url?.absoluteString ?? ""
+            switch url {
+            case settings.resource:
+                if request.value(forHTTPHeaderField: "Authorization") != nil {
+                    return try InMemoryTransport.reply(to: request, json: #"{"ok":true}"#)
+                }
+                return try InMemoryTransport.reply(
+                    to: request, status: 401, headers: ["WWW-Authenticate": settings.challenge], json: "{}")
+            case "https://api.example.com/.well-known/oauth-protected-resource/mcp":
+                return try InMemoryTransport.reply(
+                    to: request,
+                    json: #"{"resource":"\#(settings.metadataResource ?? settings.resource)","#
+                        + #""authorization_servers":["\#(settings.issuer)"],"scopes_supported":\#(settings.scopesSupported)}"#
+                )
+            case settings.issuer + "/.well-known/oauth-authorization-server":
+                let issuer = settings.metadataIssuer ?? settings.issuer
+                return try InMemoryTransport.reply(
+                    to: request,
+                    json: #"{"issuer":"\#(issuer)","authorization_endpoint":"\#(settings.issuer)/authorize","#
+                        + #""token_endpoint":"\#(settings.issuer)/token","registration_endpoint":"\#(settings.issuer)/register","#
+                        + #""code_challenge_methods_supported":\#(settings.challengeMethods),"#
+                        + #""token_endpoint_auth_methods_supported":\#(settings.authMethods),"#
+                        + #""client_id_metadata_document_supported":\#(settings.cimdSupported)}"#)
+            case settings.issuer + "/register":
+                let number = registrations.withLock {
+                    $0 += 1; return $0
+                }
+                let body = try JSONSerialization.jsonObject(with: request.httpBody ?? Data()) as? [String: Any] ?? [:]
+                let redirects = (body["redirect_uris"] as? [String] ?? []).map { "\"\($0)\"" }.joined(separator: ",")
+                let method = body["token_endpoint_auth_method"] as? String ?? "client_secret_basic"
+                let secret =
+                    method == "none"
+                    ? "" : #","client_secret":"registered-secret-\#(number)","client_secret_expires_at":0"#
+                return try InMemoryTransport.reply(
+                    to: request, status: 201,
+                    json: settings.registrationReply
+                        ?? #"{"client_id":"client-\#(number)","redirect_uris":[\#(redirects)],"token_endpoint_auth_method":"\#(method)"\#(secret)}"#
+                )
+            case settings.issuer + "/token":
+                let grant = Self.form(request).first { $0.0 == "grant_type" }?.1 ?? ""
+                return try InMemoryTransport.reply(
+                    to: request,
+                    json:
+                        #"{"access_token":"at-\#(grant)-\#(UUID().uuidString)","token_type":"Bearer","expires_in":60,"#
+                        + #""refresh_token":"rt-\#(UUID().uuidString)"}"#)
+            default:
+                return try InMemoryTransport.reply(to: request, status: 404, json: "{}")
+            }
+        }
+    }
+
+    /// A user agent that approves at once, answering with the server's `iss`.
+    struct Browser: AuthorizationUserAgent {
+        let opened = Locked<[URL]>([])
+        let issuer: String
+        func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession {
+            Session(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!, opened: opened, issuer: issuer)
+        }
+        struct Session: AuthorizationUserAgentSession {
+            let redirectURI: URL
+            let opened: Locked<[URL]>
+            let issuer: String
+            func present(_ authorizationURL: URL) async throws -> URL {
+                opened.withLock { $0.append(authorizationURL) }
+                let items = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
+                let state = items.first { $0.name == "state" }?.value ?? ""
+                return URL(string: "\(redirectURI.absoluteString)?code=c0de&state=\(state)&iss=\(issuer)")!
+            }
+            func close() async {}
+        }
+    }
+
+    func signIn(
+        method: ResourceSignIn.Method? = nil, policy: ClientRegistrationPolicy = .dynamic(clientName: "Notes"),
+        store: any TokenStore = InMemoryTokenStore(), browser: Browser? = nil, resource: String? = nil
+    ) -> ResourceSignIn {
+        let settings = self.settings.withLock { $0 }
+        return ResourceSignIn(
+            resource: URL(string: resource ?? settings.resource)!,
+            registration: policy,
+            method: method ?? .browser(browser ?? Browser(issuer: settings.issuer)),
+            store: store,
+            configuration: .init(clock: clock, tokenTransport: transport))
+    }
+}
+
+struct Probe: AuthenticatedResource {
+    let authenticator: any RequestAuthenticator
+    let url: URL
+    func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+    func decode(_ body: Data, from response: HTTPURLResponse) throws -> Data { body }
+}
+
+/// Signing in from a resource's URL, in memory: the order of the steps, what each request
+/// carries, what is stored where, and every refusal before anything reaches the wrong party.
+@Suite struct ResourceSignInTests {
+    @Test func theWholePathFromTheFirst401ToARefreshThatNamesTheResource() async throws {
+        let network = ResourceNetwork()
+        let browser = ResourceNetwork.Browser(issuer: "https://auth.example.com")
+        let store = InMemoryTokenStore()
+        let authenticator = try await network.signIn(store: store, browser: browser).authenticator()
+        let resource = URL(string: "https://api.example.com/mcp")!
+        _ = try await Probe(authenticator: authenticator, url: resource).request()
+
+        let paths = network.requests.withLock { $0.map { $0.url?.path ?? "" } }
+        #expect(
+            paths == [
+                "/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
+                "/register", "/token", "/mcp",
+            ])
+        let registration = try #require(network.requests(to: "/register").first)
+        let body = try #require(
+            try JSONSerialization.jsonObject(with: registration.httpBody ?? Data()) as? [String: Any])
+        #expect(body["application_type"] as? String == "native")
+        #expect(body["token_endpoint_auth_method"] as? String == "none")
+        #expect(body["grant_types"] as? [String] == ["authorization_code", "refresh_token"])
+        #expect(body["redirect_uris"] as? [String] == ["http://127.0.0.1/callback"])
+        #expect(body["client_name"] as? String == "Notes")
+
+        let opened = try #require(browser.opened.withLock { $0.first })
+        let query = Dictionary(
+            (URLComponents(url: opened, resolvingAgainstBaseURL: false)?.queryItems ?? []).map {
+                ($0.name, $0.value ?? "")
+            }
+        ) { first, _ in first }
+        #expect(query["resource"] == resource.absoluteString)
+        #expect(query["code_challenge_method"] == "S256")
+        #expect(query["scope"] == "notes:read", "the challenge's scope wins over scopes_supported")
+        #expect(query["client_id"] == "client-1")
+        let exchange = ResourceNetwork.form(try #require(network.requests(to: "/token").first))
+        #expect(exchange.contains { $0 == ("resource", resource.absoluteString) })
+
+        // The session is stored under the client, the token endpoint and the resource; a refresh
+        // at expiry names the resource too.
+        let key = "client-1@https://auth.example.com/token#resource=https://api.example.com/mcp"
+        #expect(try await store.load(forKey: key) != nil)
+        network.clock.advance(by: 120)
+        _ = try await Probe(authenticator: authenticator, url: resource).request()
+        let refresh = ResourceNetwork.form(try #require(network.requests(to: "/token").last))
+        #expect(refresh.contains { $0 == ("grant_type", "refresh_token") })
+        #expect(refresh.contains { $0 == ("resource", resource.absoluteString) })
+    }
+
+    @Test func theRegistrationIsKeptUnderTheIssuerAndReusedUntilTheIssuerChanges() async throws {
+        let network = ResourceNetwork()
+        let store = InMemoryTokenStore()
+        _ = try await network.signIn(store: store).authenticator()
+        _ = try await network.signIn(store: store).authenticator()
+        #expect(network.registrations.withLock { $0 } == 1, "a second launch reuses it")
+        let stored = try #require(try await store.load(forKey: "client-registration@https://auth.example.com"))
+        #expect(try JSONDecoder().decode(RegisteredClient.self, from: stored).clientID == "client-1")
+
+        network.settings.withLock { $0.issuer = "https://other-auth.example.com" }
+        let flow = try await network.signIn(store: store).flow()
+        #expect(network.registrations.withLock { $0 } == 2, "a new issuer gets a registration of its own")
+        #expect(flow.endpoint.client.clientID == "client-2")
+        #expect(flow.issuer == "https://other-auth.example.com")
+    }
+
+    @Test func theScopeIsTheChallengesThenScopesSupportedThenNone() async throws {
+        for (challengeScope, supported, expected) in [
+            (nil, #"["a","b"]"#, "a b"), (nil, "[]", nil), ("c", #"["a"]"#, "c"),
+        ] as [(String?, String, String?)] {
+            var settings = ResourceNetwork.Settings()
+            settings.challenge =
+                #"Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp""#
+                + (challengeScope.map { #", scope="\#($0)""# } ?? "")
+            settings.scopesSupported = supported
+            let network = ResourceNetwork(settings)
+            let flow = try await network.signIn().flow()
+            #expect(flow.scope == expected)
+        }
+    }
+
+    @Test func aServerWithoutS256IsRefusedBeforeRegistrationOrBrowser() async throws {
+        for methods in [#"["plain"]"#, "[]"] {
+            let network = ResourceNetwork(.init(challengeMethods: methods))
+            let browser = ResourceNetwork.Browser(issuer: "https://auth.example.com")
+            let error = await #expect(throws: ResourceDiscoveryError.self) {
+                _ = try await network.signIn(browser: browser).authenticator()
+            }
+            #expect(error?.code == .pkceUnsupported)
+            #expect(network.requests(to: "/register").isEmpty)
+            #expect(browser.opened.withLock { $0.isEmpty })
+        }
+    }
+
+    @Test func refusalsOfTheResourceAndItsServerSendNothingFurther() async throws {
+        // Metadata for another resource.
+        let mismatch = ResourceNetwork(.init(metadataResource: "https://api.example.com/other"))
+        let error = await #expect(throws: ResourceDiscoveryError.self) {
+            _ = try await mismatch.signIn().authenticator()
+        }
+        #expect(error?.code == .resourceMismatch)
+        #expect(mismatch.requests(to: "/.well-known/oauth-authorization-server").isEmpty)
+
+        // Server metadata naming another issuer.
+        let issuer = ResourceNetwork(.init(metadataIssuer: "https://auth.example.com/"))
+        let issuerError = await #expect(throws: ResourceDiscoveryError.self) {
+            _ = try await issuer.signIn().authenticator()
+        }
+        #expect(issuerError?.code == .issuerMismatch)
+        #expect(issuer.requests(to: "/register").isEmpty)
+
+        // Plain http to a host that is not loopback: nothing is sent at all.
+        let plain = ResourceNetwork(.init(resource: "http://api.example.com/mcp"))
+        let plainError = await #expect(throws: ResourceDiscoveryError.self) {
+            _ = try await plain.signIn().authenticator()
+        }
+        #expect(plainError?.code == .insecureURL)
+        #expect(plain.requests.withLock { $0.isEmpty })
+    }
+
+    @Test func registrationRepliesThatAreNotRegistrationsAreRefusedAndNotStored() async throws {
+        let replies: [(String, ClientRegistrationError.Code)] = [
+            (#"{"redirect_uris":["http://127.0.0.1/callback"]}"#, .invalidResponse),
+            (#"{"client_id":7}"#, .invalidResponse),
+            (#"{"client_id":"x","redirect_uris":["https://evil.example/cb"]}"#, .invalidResponse),
+            (#"{"client_id":"x","token_endpoint_auth_method":"client_secret_post"}"#, .invalidResponse),
+            (
+                #"{"client_id":"x","client_secret":"s","token_endpoint_auth_method":"client_secret_basic"}"#,
+                .invalidResponse
+            ),
+            (#"{"client_id":"x","token_endpoint_auth_method":"tls_client_auth"}"#, .unsupportedAuthenticationMethod),
+            (#"{"client_id":"x","registration_client_uri":"http://evil.example/r"}"#, .invalidResponse),
+        ]
+        for (reply, code) in replies {
+            let network = ResourceNetwork(.init(registrationReply: reply))
+            let store = InMemoryTokenStore()
+            let error = await #expect(throws: ClientRegistrationError.self, "\(reply)") {
+                _ = try await network.signIn(store: store).authenticator()
+            }
+            #expect(error?.code == code, "\(reply)")
+            #expect(try await store.load(forKey: "client-registration@https://auth.example.com") == nil)
+        }
+        let large = ResourceNetwork(
+            .init(registrationReply: #"{"client_id":"x","pad":""# + String(repeating: "a", count: 2 << 20) + #""}"#))
+        let tooLarge = await #expect(throws: HTTPTransportError.self) { _ = try await large.signIn().authenticator() }
+        #expect(tooLarge?.code == .responseTooLarge)
+    }
+
+    @Test func theMethodIsChosenFromWhatTheServerSupportsAndSecretsAreNeverShown() async throws {
+        let network = ResourceNetwork(.init(authMethods: #"["client_secret_post"]"#))
+        let store = InMemoryTokenStore()
+        let flow = try await network.signIn(store: store).flow()
+        let body = try #require(
+            try JSONSerialization.jsonObject(with: network.requests(to: "/register").first?.httpBody ?? Data())
+                as? [String: Any])
+        #expect(body["token_endpoint_auth_method"] as? String == "client_secret_post")
+        #expect(flow.endpoint.client.methodName == "client_secret_post")
+        let stored = try JSONDecoder().decode(
+            RegisteredClient.self,
+            from: try #require(try await store.load(forKey: "client-registration@https://auth.example.com")))
+        #expect(stored.clientSecret == "registered-secret-1")
+        for text in [
+            String(describing: stored), String(reflecting: stored), "\(flow)",
+            "\(Mirror(reflecting: stored).children.map(\.value))",
+        ] {
+            #expect(!text.contains("registered-secret-1"), "\(text)")
+        }
+
+        let none = ResourceNetwork(.init(authMethods: #"["private_key_jwt"]"#))
+        let error = await #expect(throws: ClientRegistrationError.self) { _ = try await none.signIn().authenticator() }
+        #expect(error?.code == .unsupportedAuthenticationMethod)
+        #expect(none.requests(to: "/register").isEmpty)
+    }
+
+    @Test func preRegisteredThenClientIDMetadataDocumentThenDynamicRegistration() async throws {
+        let document = try ClientIDMetadataDocument(
+            url: URL(string: "https://notes.example/oauth/client.json")!,
+            metadata: ClientMetadata(clientName: "Notes", redirectURIs: [ResourceSignIn.defaultRedirectURI]))
+        var policy = ClientRegistrationPolicy.dynamic(clientName: "Notes")
+        policy.clientIDMetadataDocument = document
+
+        let supported = ResourceNetwork(.init(cimdSupported: true))
+        let viaDocument = try await supported.signIn(policy: policy).flow()
+        #expect(viaDocument.endpoint.client.clientID == document.url.absoluteString)
+        #expect(supported.registrations.withLock { $0 } == 0)
+
+        let unsupported = ResourceNetwork(.init(cimdSupported: false))
+        let viaRegistration = try await unsupported.signIn(policy: policy).flow()
+        #expect(viaRegistration.endpoint.client.clientID == "client-1")
+
+        policy.preRegistered = ["https://auth.example.com": .none(id: "known-client")]
+        let known = ResourceNetwork(.init(cimdSupported: true))
+        let viaKnown = try await known.signIn(policy: policy).flow()
+        #expect(viaKnown.endpoint.client.clientID == "known-client")
+        #expect(known.registrations.withLock { $0 } == 0)
+
+        let nothing = ResourceNetwork()
+        let error = await #expect(throws: ClientRegistrationError.self) {
+            _ = try await nothing.signIn(policy: ClientRegistrationPolicy()).authenticator()
+        }
+        #expect(error?.code == .unavailable)
+    }
+
+    @Test func clientIDMetadataDocumentsAndClientMetadataAreCheckedBeforeUse() throws {
+        let redirect = [ResourceSignIn.defaultRedirectURI]
+        for bad in [
+            "http://notes.example/client.json", "https://notes.example", "https://notes.example/",
+            "https://notes.example/a/../client.json", "https://notes.example/client.json#x",
+            "https://user@notes.example/client.json",
+        ] {
+            #expect(throws: ClientRegistrationError.self, "\(bad)") {
+                try ClientIDMetadataDocument(
+                    url: URL(string: bad)!, metadata: ClientMetadata(clientName: "N", redirectURIs: redirect))
+            }
+        }
+        #expect(throws: ClientRegistrationError.self) {
+            try ClientIDMetadataDocument(
+                url: URL(string: "https://notes.example/c.json")!,
+                metadata: ClientMetadata(redirectURIs: redirect, tokenEndpointAuthMethod: "client_secret_basic"))
+        }
+        let document = try ClientIDMetadataDocument(
+            url: URL(string: "https://notes.example/c.json")!, metadata: ClientMetadata(redirectURIs: redirect))
+        let published = try JSONSerialization.jsonObject(with: try document.json()) as? [String: Any]
+        #expect(published?["client_id"] as? String == "https://notes.example/c.json")
+        #expect(published?["redirect_uris"] as? [String] == ["http://127.0.0.1/callback"])
+
+        for uris in [[], ["http://app.example/cb"], ["https://app.example/cb#frag"]] {
+            #expect(throws: ClientRegistrationError.self, "\(uris)") {
+                try ClientMetadata(redirectURIs: uris.map { URL(string: $0)! }).validate()
+            }
+        }
+        try ClientMetadata(redirectURIs: [URL(string: "com.example.notes:/callback")!]).validate()
+        #expect(throws: ClientRegistrationError.self) {
+            try ClientMetadata(redirectURIs: [URL(string: "myapp:/cb")!], applicationType: .web).validate()
+        }
+    }
+
+    @Test func aNonInteractiveSignInWithoutASessionIsATypedErrorThatSaysWhatIsNeeded() async throws {
+        let network = ResourceNetwork()
+        let authenticator = try await network.signIn(method: .nonInteractive).authenticator()
+        let failure = await #expect(throws: AuthenticationError.self) {
+            _ = try await Probe(
+                authenticator: authenticator, url: URL(string: "https://api.example.com/mcp")!
+            ).request()
+        }
+        let error = failure?.underlyingError as? ResourceDiscoveryError
+        #expect(error?.code == .interactionRequired)
+        #expect(error?.message.contains("notes:read") == true)
+        #expect(network.requests(to: "/token").isEmpty)
+    }
+}
