@@ -19,7 +19,10 @@ it with a 401 whose WWW-Authenticate names its metadata, serves that metadata at
 /.well-known/oauth-protected-resource/rs/<tag>, and accepts only tokens issued for exactly
 <issuer>/rs/<tag> (the `resource` of the authorization and token requests). /register is an
 RFC 7591 registration endpoint (open, no initial access token); /test/stats/registered:<name>
-counts the registrations of a client_name.
+counts the registrations of a client_name. Step-up: /rs/<tag>/admin… answers 403
+insufficient_scope (scope admin) to a token without that scope, /rs/<tag>/mfa… 401
+insufficient_user_authentication (RFC 9470: acr_values urn:test:mfa, max_age 60) to a token
+whose sign-in did not ask for that acr, and /rs/<tag>/unreachable… refuses every token.
 
 Usage: python server.py PORT [--access-token-lifetime SECONDS]
 """
@@ -128,6 +131,7 @@ class Token(TokenMixin):
         self.refresh_revoked = False
         self.family = secrets.token_hex(8)  # one grant: the token and every token refreshed from it
         self.resources = []  # RFC 8707 resources the token is for (its audience)
+        self.acr, self.auth_time = None, None  # of the sign-in behind the token (RFC 9470)
 
     def check_client(self, client):
         return client.get_client_id() == self.client_id
@@ -155,6 +159,8 @@ class AuthorizationCode(AuthorizationCodeMixin):
     def __init__(self, code, client_id, redirect_uri, scope, challenge, method, nonce=None, resources=()):
         self.code, self.client_id, self.redirect_uri, self.scope = code, client_id, redirect_uri, scope
         self.resources = list(resources)
+        # RFC 9470: the test user meets the first acr asked for, and signs in now.
+        self.acr = (request.args.get("acr_values") or "").split(" ")[0] or None
         self.code_challenge, self.code_challenge_method = challenge, method
         self.nonce = nonce
         self.created = time.time()
@@ -166,7 +172,7 @@ class AuthorizationCode(AuthorizationCodeMixin):
         return int(self.created)
 
     def get_acr(self):
-        return None
+        return self.acr
 
     def get_amr(self):
         return None
@@ -190,6 +196,11 @@ def save_token(token, req):
             record.family = previous.family
         asked = request.form.getlist("resource")
         record.resources = asked or (previous.resources if isinstance(previous, Token) else [])
+        code = getattr(req, "authorization_code", None)
+        if isinstance(code, AuthorizationCode):
+            record.acr, record.auth_time = code.acr, code.created
+        elif isinstance(previous, Token):
+            record.acr, record.auth_time = previous.acr, previous.auth_time
         TOKENS[record.access_token] = record
         if record.refresh_token:
             REFRESH[record.refresh_token] = record
@@ -517,6 +528,11 @@ def logout():
 def authorize():
     # The test user approves, unless the request asks for a denial (test_decision=deny).
     grant_user = None if request.args.get("test_decision") == "deny" else USER
+    with LOCK:
+        for resource in request.args.getlist("resource"):
+            STATS[f"authorize:{resource}"]["requests"] += 1
+            if request.args.get("acr_values"):
+                STATS[f"authorize:{resource}"]["acr_values:" + request.args["acr_values"]] += 1
     return server.create_authorization_response(grant_user=grant_user)
 
 
@@ -623,10 +639,29 @@ def protected_resource(tag, rest=""):
             STATS[f"rs:{tag}"]["rejected"] += 1
         challenge += ', error="invalid_token"'
         return jsonify(error="invalid_token"), 401, {"WWW-Authenticate": challenge}
+    # Step-up (RFC 6750 §3.1, RFC 9470): admin/* needs the scope admin; mfa/* an acr of
+    # urn:test:mfa from a sign-in at most 60 s old; unreachable/* refuses every token.
+    metadata_parameter = f'resource_metadata="{resource_metadata_url(tag)}"'
+    if rest.startswith("admin") and "admin" not in (token.scope or "").split():
+        with LOCK:
+            STATS[f"rs:{tag}"]["insufficient_scope"] += 1
+        header = f'Bearer error="insufficient_scope", scope="admin", {metadata_parameter}'
+        return jsonify(error="insufficient_scope"), 403, {"WWW-Authenticate": header}
+    if rest.startswith("unreachable"):
+        header = f'Bearer error="insufficient_scope", scope="profile", {metadata_parameter}'
+        return jsonify(error="insufficient_scope"), 403, {"WWW-Authenticate": header}
+    if rest.startswith("mfa") and (token.acr != "urn:test:mfa" or time.time() - (token.auth_time or 0) > 60):
+        header = (
+            'Bearer error="insufficient_user_authentication", acr_values="urn:test:mfa", max_age="60", '
+            + metadata_parameter
+        )
+        return jsonify(error="insufficient_user_authentication"), 401, {"WWW-Authenticate": header}
     with LOCK:
         STATS[f"rs:{tag}"]["ok"] += 1
         STATS[f"rs:{tag}"][f"client:{token.client_id}"] += 1
-    return jsonify(resource=resource, path=rest, sub=USER["id"], client_id=token.client_id)
+    return jsonify(
+        resource=resource, path=rest, sub=USER["id"], client_id=token.client_id, scope=token.scope, acr=token.acr
+    )
 
 
 class Registration(ClientRegistrationEndpoint):

@@ -109,3 +109,98 @@ struct ResourceSignInEndToEndTests {
         #expect(error != nil)
     }
 }
+
+/// Step-up against the Authlib test server: more scope, a stronger sign-in (RFC 9470), the
+/// refusal that ends it, and the headless case.
+@Suite(.enabled(if: TestAuthorizationServer.isConfigured, TestAuthorizationServer.notRunReason))
+struct StepUpEndToEndTests {
+    struct Reply: Decodable {
+        let scope: String
+        let acr: String?
+    }
+
+    struct Call: AuthenticatedResource {
+        typealias Output = Reply
+        let authenticator: any RequestAuthenticator
+        let url: URL
+        func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+    }
+
+    func authorizations(_ resource: URL) async throws -> [String: Int] {
+        try await TestAuthorizationServer.json("test/stats/authorize:\(resource.absoluteString)")
+            .compactMapValues { $0 as? Int }
+    }
+
+    func signedIn(_ store: any TokenStore, _ resource: URL, method: ResourceSignIn.Method? = nil) async throws
+        -> OAuthAuthenticator
+    {
+        let signIn = ResourceSignIn(
+            resource: resource, registration: .dynamic(clientName: "step-up-\(UUID().uuidString)"),
+            method: method ?? .browser(LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30)), store: store,
+            configuration: OAuthAuthenticator.Configuration(allowsInsecureHTTP: true))
+        return try await signIn.authenticator()
+    }
+
+    @Test func concurrentRequestsThatNeedMoreScopeCauseOneReauthorizationThenSucceed() async throws {
+        let resource = try TestResource.make()
+        let authenticator = try await signedIn(InMemoryTokenStore(), resource)
+        _ = try await Call(authenticator: authenticator, url: resource).request()
+        #expect(try await authorizations(resource)["requests"] == 1)
+
+        let admin = resource.appendingPathComponent("admin")
+        let scopes = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<6 {
+                group.addTask { try await Call(authenticator: authenticator, url: admin).request().scope }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(scopes.count == 6)
+        #expect(scopes.allSatisfy { $0.split(separator: " ").sorted() == ["admin", "profile"] }, "\(scopes)")
+        #expect(try await authorizations(resource)["requests"] == 2, "six requests, one re-authorization")
+    }
+
+    @Test func aSecondRefusalAfterTheStepUpIsATypedErrorNotALoop() async throws {
+        let resource = try TestResource.make()
+        let authenticator = try await signedIn(InMemoryTokenStore(), resource)
+        let error = await #expect(throws: StepUpError.self) {
+            _ = try await Call(authenticator: authenticator, url: resource.appendingPathComponent("unreachable"))
+                .request()
+        }
+        #expect(error?.code == .refusedAfterStepUp)
+        #expect(error?.requirement.scope == "profile")
+        #expect(try await authorizations(resource)["requests"] == 2, "the sign-in and one step-up, no more")
+    }
+
+    @Test func insufficientUserAuthenticationSignsInAgainWithTheAcrAndMaxAgeAskedFor() async throws {
+        let resource = try TestResource.make()
+        let authenticator = try await signedIn(InMemoryTokenStore(), resource)
+        let reply = try await Call(authenticator: authenticator, url: resource.appendingPathComponent("mfa")).request()
+        #expect(reply.acr == "urn:test:mfa")
+        let counts = try await authorizations(resource)
+        #expect(counts["requests"] == 2)
+        #expect(counts["acr_values:urn:test:mfa"] == 1)
+    }
+
+    @Test func aHeadlessClientGetsATypedErrorThatCarriesTheRequirementAndNoBrowser() async throws {
+        let resource = try TestResource.make()
+        let store = InMemoryTokenStore()
+        let browser = BrowserSimulator()
+        let interactive = try await signedIn(store, resource, method: .browser(LoopbackUserAgent(opener: browser)))
+        _ = try await Call(authenticator: interactive, url: resource).request()
+
+        let headless = try await ResourceSignIn(
+            resource: resource,
+            registrar: ClientRegistrar(
+                policy: .dynamic(clientName: "unused"), store: store,
+                context: AuthenticationContext(transport: URLSessionTransport.shared, allowsInsecureHTTP: true)),
+            method: .nonInteractive, store: store,
+            configuration: OAuthAuthenticator.Configuration(allowsInsecureHTTP: true)
+        ).authenticator()
+        let error = await #expect(throws: StepUpError.self) {
+            _ = try await Call(authenticator: headless, url: resource.appendingPathComponent("admin")).request()
+        }
+        #expect(error?.code == .interactionRequired)
+        #expect(error?.requirement.scope == "admin")
+        #expect(browser.openedURLs.withLock { $0.count } == 1, "only the first sign-in")
+    }
+}

@@ -330,7 +330,7 @@ extension AuthenticationInterceptor {
         {
             return error
         }
-        if error is CancellationError { return error }
+        if error is CancellationError || error is StepUpError { return error }
         if invalidated {
             return AuthenticationError(
                 code: .reauthenticationRequired,

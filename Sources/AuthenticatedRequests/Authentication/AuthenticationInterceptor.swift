@@ -374,9 +374,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         try await authenticate(&request, with: credential, by: authenticator)
         await emit(.requestRetried, url: rejected.url)
         let (body, response) = try await send(&request, with: credential, by: authenticator, over: transport)
-        if Self.isRejection(response, of: request, by: authenticator),
-            credential.requiresRefresh(now: configuration.clock.now, leeway: 0)
-        {
+        guard Self.isRejection(response, of: request, by: authenticator) else { return (body, response) }
+        if credential.requiresRefresh(now: configuration.clock.now, leeway: 0) {
             throw AuthenticationError(
                 code: .expiredInFlight,
                 message: "\(request.url?.redactedForDisplay ?? "The resource") rejected the retried request, and its "
@@ -384,6 +383,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
                     + "for the credential's lifetime."
             )
         }
+        if let error = authenticator.errorForRejectedRetry(request, response: response) { throw error }
         return (body, response)
     }
 

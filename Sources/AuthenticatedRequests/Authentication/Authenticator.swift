@@ -117,6 +117,12 @@ public protocol Authenticator: AnyObject, Sendable {
     /// refreshed again (for OAuth, `invalid_grant`). The credential is then cleared from memory
     /// and from the store. The default is `false`: the credential is kept.
     func isCredentialInvalidated(by error: any Error) -> Bool
+
+    /// The error for a request that was rejected again after its one refresh and retry, instead
+    /// of the response; `nil` passes the response on. The OAuth authenticator names a resource
+    /// that still asks for a step-up (``StepUpError/Code/refusedAfterStepUp``). The default is
+    /// `nil`.
+    func errorForRejectedRetry(_ urlRequest: URLRequest, response: HTTPURLResponse) -> (any Error)?
 }
 
 extension Authenticator {
@@ -152,6 +158,11 @@ extension Authenticator {
     /// `false`.
     public func isCredentialInvalidated(by error: any Error) -> Bool {
         false
+    }
+
+    /// `nil`.
+    public func errorForRejectedRetry(_ urlRequest: URLRequest, response: HTTPURLResponse) -> (any Error)? {
+        nil
     }
 }
 

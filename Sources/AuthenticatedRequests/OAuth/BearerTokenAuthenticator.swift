@@ -19,6 +19,10 @@ public final class BearerTokenAuthenticator: Authenticator {
         self.proofOfPossession = proofOfPossession
     }
 
+    /// Step-ups asked for by resources, by the access token they refused, until the refresh of
+    /// that token runs them. A few at most: a token is refused, then replaced.
+    private let pendingStepUps = Locked<[String: StepUpRequirement]>([:])
+
     /// Sets `Authorization: Bearer <access token>` (the scheme spelled `Bearer` whatever the
     /// server's casing); another token type is applied under its own name. A token bound to a key
     /// (`DPoP`) is never applied here, where no proof can be made: use
@@ -74,8 +78,13 @@ public final class BearerTokenAuthenticator: Authenticator {
     }
 
     /// Refreshes through the flow.
+    /// Runs the flow's refresh, or its step-up when a resource refused `credential` asking for
+    /// one (``OAuthFlow/stepUp(_:to:for:)``).
     public func refresh(_ credential: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
-        try await flow.refresh(credential, for: context)
+        if let requirement = pendingStepUps.withLock({ $0.removeValue(forKey: credential.accessToken) }) {
+            return try await flow.stepUp(credential, to: requirement, for: context)
+        }
+        return try await flow.refresh(credential, for: context)
     }
 
     /// Obtains a first token through the flow.
@@ -85,11 +94,23 @@ public final class BearerTokenAuthenticator: Authenticator {
 
     /// `true` for a 401 whose `WWW-Authenticate` header, if present, has a `Bearer` challenge
     /// (any casing). A 401 that challenges only another scheme is not about this token.
+    ///
+    /// Also `true` for a 401 or 403 that asks for a step-up (``StepUpRequirement``) when the flow
+    /// can step up (``OAuthFlow/canStepUp``): the refresh that follows is the flow's step-up.
     public func didRequest(
         _ urlRequest: URLRequest,
         with response: HTTPURLResponse,
         failDueToAuthenticationError error: any Error
     ) -> Bool {
+        if flow.canStepUp, let requirement = StepUpRequirement(response: response),
+            let token = Self.accessToken(of: urlRequest)
+        {
+            pendingStepUps.withLock { pending in
+                if pending.count >= 16 { pending.removeAll() }
+                pending[token] = requirement
+            }
+            return true
+        }
         guard response.statusCode == 401 else { return false }
         guard let header = response.value(forHTTPHeaderField: "WWW-Authenticate"),
             !header.trimmingCharacters(in: .whitespaces).isEmpty
@@ -110,6 +131,24 @@ public final class BearerTokenAuthenticator: Authenticator {
     private static func proofChallenge(in response: HTTPURLResponse, scheme: String) -> AuthenticationChallenge? {
         guard let header = response.value(forHTTPHeaderField: "WWW-Authenticate") else { return nil }
         return AuthenticationChallenge.parse(header).first { $0.hasScheme(scheme) }
+    }
+
+    /// A ``StepUpError`` (``StepUpError/Code/refusedAfterStepUp``) when the resource asks for a
+    /// step-up again after the one it got: no second step-up follows.
+    public func errorForRejectedRetry(_ urlRequest: URLRequest, response: HTTPURLResponse) -> (any Error)? {
+        guard flow.canStepUp, let requirement = StepUpRequirement(response: response) else { return nil }
+        if let token = Self.accessToken(of: urlRequest) {
+            pendingStepUps.withLock { _ = $0.removeValue(forKey: token) }
+        }
+        return StepUpError(.refusedAfterStepUp, requirement: requirement, url: urlRequest.url)
+    }
+
+    /// The access token in `urlRequest`'s `Authorization` header (`Bearer …`, `DPoP …`).
+    private static func accessToken(of urlRequest: URLRequest) -> String? {
+        guard let header = urlRequest.value(forHTTPHeaderField: "Authorization"),
+            let space = header.firstIndex(of: " ")
+        else { return nil }
+        return String(header[header.index(after: space)...])
     }
 
     /// Whether the request's `Authorization` header carries this token.

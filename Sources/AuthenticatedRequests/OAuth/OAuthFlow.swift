@@ -18,4 +18,28 @@ public protocol OAuthFlow: Sendable {
 
     /// Returns a fresh token in place of `token` (e.g. with the refresh token grant).
     func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken
+
+    /// Whether ``stepUp(_:to:for:)`` can obtain more than `token` has. When `true`, a `401` or
+    /// `403` whose challenge asks for a step-up (``StepUpRequirement``) is handled as a rejected
+    /// credential: one step-up, shared by every request that hit it, then one retry. The default
+    /// is `false`: such a response reaches the caller as it is.
+    var canStepUp: Bool { get }
+
+    /// Returns a token that meets `requirement`, in place of `token`: a new authorization with
+    /// the union of the granted and required scopes, or a sign-in with the `acr_values` and
+    /// `max_age` asked for. Throw ``StepUpError`` when the user must take part and cannot.
+    func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
+        async throws -> OAuthToken
+}
+
+extension OAuthFlow {
+    /// `false`.
+    public var canStepUp: Bool { false }
+
+    /// Throws ``StepUpError`` with ``StepUpError/Code/unsupported``.
+    public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
+        async throws -> OAuthToken
+    {
+        throw StepUpError(.unsupported, requirement: requirement)
+    }
 }

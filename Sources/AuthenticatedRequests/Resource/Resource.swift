@@ -87,7 +87,8 @@ extension Resource {
     ///
     /// - Throws: ``ResourceError`` for a request that could not be built, a transport failure,
     ///   an unacceptable status or an undecodable body; ``AuthenticationError`` (and the errors
-    ///   it wraps) when no valid credential could be had; `CancellationError` when cancelled.
+    ///   it wraps) when no valid credential could be had; ``StepUpError`` when the resource asks
+    ///   for a step-up that cannot be given; `CancellationError` when cancelled.
     public func request(using input: Input) async throws -> Output {
         var urlRequest: URLRequest
         do {
@@ -108,6 +109,8 @@ extension Resource {
         } catch let error as ResourceError {
             throw error
         } catch let error as AuthenticationError {
+            throw error
+        } catch let error as StepUpError {
             throw error
         } catch is CancellationError {
             throw CancellationError()

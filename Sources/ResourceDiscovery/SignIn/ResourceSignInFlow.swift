@@ -71,6 +71,49 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
         }
     }
 
+    /// `true`: a resource's step-up challenge is answered by ``stepUp(_:to:for:)``.
+    public var canStepUp: Bool { true }
+
+    /// Obtains a token that meets `requirement`, as the sign-in's method allows: in the browser
+    /// with the union of the granted and required scopes and the `acr_values` and `max_age` asked
+    /// for (RFC 9470), or with the client credentials grant and that scope. A non-interactive
+    /// sign-in throws ``StepUpError`` (``StepUpError/Code/interactionRequired``), carrying what
+    /// is required; it never opens a browser.
+    public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
+        async throws -> OAuthToken
+    {
+        let scope = Self.union(token.scope ?? self.scope, requirement.scope)
+        switch method.kind {
+        case .browser(let userAgent):
+            var parameters: [String: String] = [:]
+            if !requirement.acrValues.isEmpty {
+                parameters["acr_values"] = requirement.acrValues.joined(separator: " ")
+            }
+            if let maxAge = requirement.maxAge { parameters["max_age"] = String(maxAge) }
+            let configuration = try AuthenticationConfiguration(
+                metadata: server, client: endpoint.client, redirectURI: redirectURI, scope: scope,
+                additionalParameters: parameters, resources: [resource])
+            let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
+            return try await manager.authorize(account: account).token
+        case .clientCredentials:
+            return try await ClientCredentialsFlow(
+                tokenEndpoint: endpoint.url, client: endpoint.client, scope: scope, resources: [resource]
+            ).obtainToken(for: context)
+        case .nonInteractive:
+            throw StepUpError(.interactionRequired, requirement: requirement, url: resource)
+        }
+    }
+
+    /// The scopes of `granted` followed by those of `required` it lacks; `nil` when both are empty.
+    static func union(_ granted: String?, _ required: String?) -> String? {
+        var scopes: [String] = []
+        for scope in [granted, required].compactMap({ $0 }).flatMap({ $0.split(separator: " ").map(String.init) })
+        where !scopes.contains(scope) {
+            scopes.append(scope)
+        }
+        return scopes.isEmpty ? nil : scopes.joined(separator: " ")
+    }
+
     /// Refreshes `token` at the token endpoint, naming the resource.
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
         try await endpoint.refresh(token, context: context)
