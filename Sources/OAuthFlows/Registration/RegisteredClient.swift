@@ -4,7 +4,7 @@ import Foundation
 /// A client registered at an authorization server: the RFC 7591 §3.2.1 reply, checked, with the
 /// issuer it belongs to.
 ///
-/// It is stored (``TokenStore``) under the issuer, so every launch and every process that meets
+/// It is stored (`TokenStore`) under the issuer, so every launch and every process that meets
 /// that issuer reuses it; its `client_secret` and `registration_access_token` are secrets that no
 /// description, mirror or log shows.
 public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, CustomDebugStringConvertible,

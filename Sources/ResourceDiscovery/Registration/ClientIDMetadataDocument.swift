@@ -23,11 +23,11 @@ public struct ClientIDMetadataDocument: Sendable, Hashable {
 
     /// Creates a document, checking what the draft requires of its URL and contents.
     ///
-    /// - Throws: ``ClientRegistrationError`` with
-    ///   ``ClientRegistrationError/Code/invalidMetadataDocument`` when the URL is not `https`,
+    /// - Throws: `ClientRegistrationError` with
+    ///   `ClientRegistrationError.Code.invalidMetadataDocument` when the URL is not `https`,
     ///   has no path, has a fragment, user info, or `.`/`..` segments, or when the metadata uses
     ///   a shared secret (`client_secret_*`: a published document cannot hold a secret);
-    ///   ``ClientRegistrationError/Code/invalidClientMetadata`` when the metadata itself is
+    ///   `ClientRegistrationError.Code.invalidClientMetadata` when the metadata itself is
     ///   invalid.
     public init(url: URL, metadata: ClientMetadata) throws {
         func invalid(_ why: String) -> ClientRegistrationError {

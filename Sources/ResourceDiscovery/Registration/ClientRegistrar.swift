@@ -3,7 +3,7 @@ import Foundation
 import OAuthFlows
 
 /// Finds the client to use at an authorization server, following a ``ClientRegistrationPolicy``,
-/// and keeps dynamic registrations in a ``TokenStore`` under the server's issuer.
+/// and keeps dynamic registrations in a `TokenStore` under the server's issuer.
 ///
 /// A registration is made once per issuer and store: concurrent callers in one process share one
 /// request, and processes that share a store which coordinates processes (the file store, the
@@ -41,7 +41,7 @@ public actor ClientRegistrar {
     /// The client to use at the server `metadata` describes, registering it when the policy
     /// says so and no usable registration is stored.
     ///
-    /// - Throws: ``ClientRegistrationError`` (``ClientRegistrationError/Code/unavailable`` when
+    /// - Throws: `ClientRegistrationError` (`ClientRegistrationError.Code.unavailable` when
     ///   the policy and the server have no way in common); the registration endpoint's errors.
     public func client(for metadata: AuthorizationServerMetadata) async throws -> ClientAuthentication {
         if let client = policy.preRegistered[metadata.issuer] { return client }

@@ -23,7 +23,7 @@ import OAuthFlows
 /// ```
 ///
 /// ``authenticator(account:)`` runs the discovery and the registration (both reused from the
-/// store by later launches and other processes), and returns an ``OAuthAuthenticator`` whose
+/// store by later launches and other processes), and returns an `OAuthAuthenticator` whose
 /// flow is a ``ResourceSignInFlow``: the first request signs in, every refresh names the
 /// resource, and the session is stored under the client, the token endpoint and the resource.
 public struct ResourceSignIn: Sendable {
@@ -200,7 +200,7 @@ public struct ResourceSignIn: Sendable {
     ///
     /// - Parameter account: names the user's session when one app holds several.
     /// - Throws: what ``discover()`` throws; ``ResourceDiscoveryError/Code/pkceUnsupported`` for
-    ///   a browser sign-in at a server whose metadata lacks S256; ``ClientRegistrationError``.
+    ///   a browser sign-in at a server whose metadata lacks S256; `ClientRegistrationError`.
     public func flow(account: String? = nil) async throws -> ResourceSignInFlow {
         let discovery = try await discover()
         let server = discovery.serverMetadata

@@ -77,7 +77,7 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     /// Obtains a token that meets `requirement`, as the sign-in's method allows: in the browser
     /// with the union of the granted and required scopes and the `acr_values` and `max_age` asked
     /// for (RFC 9470), or with the client credentials grant and that scope. A non-interactive
-    /// sign-in throws ``StepUpError`` (``StepUpError/Code/interactionRequired``), carrying what
+    /// sign-in throws `StepUpError` (`StepUpError.Code.interactionRequired`), carrying what
     /// is required; it never opens a browser.
     public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
         async throws -> OAuthToken
