@@ -204,3 +204,51 @@ struct StepUpEndToEndTests {
         #expect(browser.openedURLs.withLock { $0.count } == 1, "only the first sign-in")
     }
 }
+
+/// The same path against idpyoidc 5.0.0, a second, independent server: discovery falls back to
+/// its OpenID configuration (it publishes no RFC 8414 document), and its registration endpoint
+/// offers no `none`, so the client registers with `client_secret_basic`.
+@Suite(.enabled(if: IdpyoidcProvider.plain.isConfigured, IdpyoidcProvider.plain.notRunReason))
+struct ResourceSignInIdpyoidcEndToEndTests {
+    struct Reply: Decodable {
+        let resource: String
+        let client_id: String
+    }
+
+    struct Call: AuthenticatedResource {
+        typealias Output = Reply
+        let authenticator: any RequestAuthenticator
+        let url: URL
+        func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+    }
+
+    @Test func dynamicRegistrationThenSignInThenASecondLaunchReusesBoth() async throws {
+        let resource = try IdpyoidcProvider.plain.base.appendingPathComponent("rs/\(UUID().uuidString.prefix(8))")
+        let name = "idpyoidc-\(UUID().uuidString)"
+        let store = InMemoryTokenStore()
+        let browser = CookieBrowser()
+        func signIn() -> ResourceSignIn {
+            ResourceSignIn(
+                resource: resource, registration: .dynamic(clientName: name),
+                method: .browser(LoopbackUserAgent(opener: browser, timeout: 30)), store: store,
+                configuration: OAuthAuthenticator.Configuration(allowsInsecureHTTP: true))
+        }
+        let flow = try await signIn().flow()
+        #expect(flow.endpoint.client.methodName == "client_secret_basic", "the server offers no none")
+        let authenticator = OAuthAuthenticator(
+            flow: flow, store: store, configuration: OAuthAuthenticator.Configuration(allowsInsecureHTTP: true))
+        let reply = try await Call(authenticator: authenticator, url: resource).request()
+        #expect(reply.resource == resource.absoluteString)
+
+        let stats = try await IdpyoidcProvider.plain.json("test/stats/registered:\(name)")
+        #expect(stats["register"] as? Int == 1)
+        #expect(stats["application_type:native"] as? Int == 1)
+
+        let again = try await signIn().authenticator()
+        #expect(try await Call(authenticator: again, url: resource).request().resource == resource.absoluteString)
+        let after = try await IdpyoidcProvider.plain.json("test/stats/registered:\(name)")
+        #expect(after["register"] as? Int == 1, "the second launch registers nothing")
+        let grants = try await IdpyoidcProvider.plain.json("test/stats/\(flow.endpoint.client.clientID)")
+        #expect(grants["authorization_code"] as? Int == 1, "and signs in no more")
+    }
+}

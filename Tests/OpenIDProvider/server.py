@@ -37,6 +37,8 @@ from urllib.parse import urlencode, urlsplit
 from cryptojwt.jwk.jwk import key_from_jwk_dict
 from cryptojwt.jws.jws import factory as jws_factory
 from cryptojwt.key_issuer import build_keyissuer
+from cryptojwt.exception import IssuerNotFound
+from cryptojwt.key_jar import KeyJar
 from flask import Flask, jsonify, make_response, redirect, request
 
 from idpyoidc.message.oauth2 import ResponseMessage
@@ -96,6 +98,8 @@ CONF = {
                        "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
         "pushed_authorization": {"path": "par", "class": "idpyoidc.server.oauth2.pushed_authorization.PushedAuthorization",
                                  "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
+        "registration": {"path": "registration", "class": "idpyoidc.server.oidc.registration.Registration",
+                         "kwargs": {"client_authn_method": None}},
         "session": {"path": "end_session", "class": "idpyoidc.server.oidc.session.Session",
                     "kwargs": {"post_logout_uri_path": "post_logout", "signing_alg": "ES256",
                                "logout_verify_url": f"{ISSUER}/verify_logout", "client_authn_method": None}},
@@ -124,6 +128,19 @@ if DPOP:
 # The logout endpoint is configured without client authentication, but idpyoidc 5.0.0 still
 # authenticates the request and fails (KeyError 'token'); RP-Initiated Logout asks for none.
 server.get_endpoint("session").client_authentication = lambda *args, **kwargs: None
+# idpyoidc 5.0.0's registration logs the new client's keys before it has any (cryptojwt then
+# raises IssuerNotFound), so every registration without a jwks fails; a summary of no keys is "".
+_key_summary = KeyJar.key_summary
+
+
+def key_summary_or_none(self, issuer_id):
+    try:
+        return _key_summary(self, issuer_id)
+    except IssuerNotFound:
+        return ""
+
+
+KeyJar.key_summary = key_summary_or_none
 app = Flask(__name__)
 
 
@@ -389,6 +406,40 @@ def verify_logout():
     if info.get("state"):
         target += ("&" if "?" in target else "?") + urlencode({"state": info["state"]})
     return redirect(target)
+
+
+@app.post("/registration")
+def registration():
+    # OpenID Connect Dynamic Client Registration (RFC 7591's registration), open.
+    body = request.get_json(silent=True) or {}
+    with LOCK:
+        STATS["registered:" + str(body.get("client_name", "?"))]["register"] += 1
+        STATS["registered:" + str(body.get("client_name", "?"))]["application_type:" + str(body.get("application_type", "missing"))] += 1
+    return service("registration")
+
+
+@app.get("/.well-known/oauth-protected-resource/rs/<tag>")
+def protected_resource_metadata(tag):
+    return jsonify(resource=f"{ISSUER}/rs/{tag}", authorization_servers=[ISSUER], scopes_supported=["openid", "profile"])
+
+
+@app.get("/rs/<tag>")
+def protected_resource(tag):
+    # A resource this provider's tokens open: a valid, unexpired access token it issued.
+    challenge = f'Bearer resource_metadata="{ISSUER}/.well-known/oauth-protected-resource/rs/{tag}"'
+    authorization = request.headers.get("Authorization", "")
+    payload = None
+    if authorization[:7].lower() == "bearer ":
+        try:
+            payload = server.context.session_manager.token_handler.handler["access_token"].get_payload(authorization[7:])
+        except Exception:
+            payload = None
+    if payload is None or payload.get("exp", 0) < time.time():
+        return make_response(json.dumps({"error": "invalid_token"}), 401,
+                             {"WWW-Authenticate": challenge, "Content-Type": "application/json"})
+    with LOCK:
+        STATS["rs:" + tag]["ok"] += 1
+    return jsonify(resource=f"{ISSUER}/rs/{tag}", sub=payload.get("sub"), client_id=payload.get("client_id", ""))
 
 
 @app.post("/test/clients")
