@@ -24,6 +24,12 @@ insufficient_scope (scope admin) to a token without that scope, /rs/<tag>/mfa…
 insufficient_user_authentication (RFC 9470: acr_values urn:test:mfa, max_age 60) to a token
 whose sign-in did not ask for that acr, and /rs/<tag>/unreachable… refuses every token.
 
+Client ID Metadata Documents: a client id that is an https URL is fetched and checked (its
+client_id must be that URL; a public client; loopback redirect URIs), as
+client_id_metadata_document_supported says. The documents are served over TLS (a self-signed
+certificate made at start) by the same app on a second port: POST /test/cimd {name, document}
+publishes one at GET /test/cimd-base + /cimd/<name>.json.
+
 Usage: python server.py PORT [--access-token-lifetime SECONDS]
 """
 
@@ -435,6 +441,101 @@ def client_of_token_request():
     return request.form.get("client_id", "?")
 
 
+CIMD = {}  # name -> published document (JSON text)
+CIMD_BASE = None  # https://127.0.0.1:<tls port>, set at start
+
+
+def client_by_id(client_id):
+    """A registered client, or one described by its Client ID Metadata Document."""
+    with LOCK:
+        client = CLIENTS.get(client_id)
+    if client is not None or not client_id or not client_id.startswith("https://"):
+        return client
+    import json
+    import ssl
+    import urllib.request
+
+    try:
+        # The test documents come from this server's own self-signed listener.
+        context = ssl._create_unverified_context()
+        with urllib.request.urlopen(client_id, timeout=5, context=context) as reply:
+            document = json.loads(reply.read(64 * 1024))
+    except Exception:
+        return None
+    with LOCK:
+        STATS[f"cimd:{client_id}"]["fetched"] += 1
+    method = document.get("token_endpoint_auth_method", "none")
+    redirects = document.get("redirect_uris")
+    if document.get("client_id") != client_id or method != "none" or not isinstance(redirects, list) or not redirects:
+        with LOCK:
+            STATS[f"cimd:{client_id}"]["refused"] += 1
+        return None
+    client = Client(client_id, None, ["none"])
+    with LOCK:
+        CLIENTS[client_id] = client
+    return client
+
+
+@app.post("/test/cimd")
+def publish_cimd():
+    import json
+
+    body = request.get_json(silent=True) or {}
+    with LOCK:
+        CIMD[str(body.get("name"))] = json.dumps(body.get("document"))
+    return jsonify(url=f"{CIMD_BASE}/cimd/{body.get('name')}.json")
+
+
+@app.get("/test/cimd-base")
+def cimd_base():
+    return jsonify(base=CIMD_BASE)
+
+
+@app.get("/cimd/<name>.json")
+def cimd_document(name):
+    with LOCK:
+        document = CIMD.get(name)
+    if document is None:
+        return jsonify(error="not_found"), 404
+    return document, 200, {"Content-Type": "application/json"}
+
+
+def start_cimd_listener():
+    """Serves this app over TLS on a free loopback port, with a certificate made now."""
+    import datetime
+    import ipaddress
+    import ssl
+    import tempfile
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    from werkzeug.serving import make_server
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .sign(key, hashes.SHA256())
+    )
+    folder = tempfile.mkdtemp(prefix="authreq-cimd-")
+    with open(f"{folder}/cert.pem", "wb") as f:
+        f.write(certificate.public_bytes(serialization.Encoding.PEM))
+    with open(f"{folder}/key.pem", "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(f"{folder}/cert.pem", f"{folder}/key.pem")
+    listener = make_server("127.0.0.1", 0, app, threaded=True, ssl_context=context)
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    return f"https://127.0.0.1:{listener.server_port}"
+
+
 @app.get("/.well-known/oauth-authorization-server")
 def metadata():
     return jsonify(
@@ -451,6 +552,7 @@ def metadata():
         revocation_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "none"],
         code_challenge_methods_supported=["S256"],
         authorization_response_iss_parameter_supported=True,
+        client_id_metadata_document_supported=True,
         scopes_supported=["profile", "email"],
     )
 
@@ -739,7 +841,7 @@ def main():
     # Per client when it asks (access_token_lifetime at creation), else the command line's.
     app.config["OAUTH2_TOKEN_EXPIRES_IN"] = "__main__.token_expires_in"
     app.config["OAUTH2_REFRESH_TOKEN_GENERATOR"] = True
-    server.init_app(app, query_client=lambda cid: CLIENTS.get(cid), save_token=save_token)
+    server.init_app(app, query_client=client_by_id, save_token=save_token)
     global SIGNING_KEYS
     SIGNING_KEYS = make_signing_keys()
     server.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True), TestOpenIDCode(require_nonce=True)])
@@ -752,6 +854,8 @@ def main():
     server.register_endpoint(Registration)
     server.register_extension(Issuer())
     require_oauth.register_token_validator(Validator())
+    global CIMD_BASE
+    CIMD_BASE = start_cimd_listener()
     app.run(host="127.0.0.1", port=ARGS.port, threaded=True)
 
 

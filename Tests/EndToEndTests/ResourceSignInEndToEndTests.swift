@@ -94,6 +94,32 @@ struct ResourceSignInEndToEndTests {
         #expect(registrations["register"] as? Int == 1)
     }
 
+    @Test func aClientIDMetadataDocumentIsUsedWhenTheServerSupportsItAndNothingIsRegistered() async throws {
+        let resource = try TestResource.make()
+        let tag = resource.lastPathComponent
+        let base = try #require(try await TestAuthorizationServer.json("test/cimd-base")["base"] as? String)
+        let document = try ClientIDMetadataDocument(
+            url: try #require(URL(string: "\(base)/cimd/\(tag).json")),
+            metadata: ClientMetadata(clientName: "CIMD \(tag)", redirectURIs: [ResourceSignIn.defaultRedirectURI]))
+        let published = try JSONSerialization.jsonObject(with: try document.json())
+        _ = try await TestAuthorizationServer.json(
+            "test/cimd", method: "POST", body: ["name": tag, "document": published])
+
+        let name = "e2e-\(UUID().uuidString)"
+        var policy = ClientRegistrationPolicy.dynamic(clientName: name)
+        policy.clientIDMetadataDocument = document
+        let signIn = ResourceSignIn(
+            resource: resource, registration: policy,
+            method: .browser(LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30)), store: InMemoryTokenStore(),
+            configuration: configuration)
+        let reply = try await TestResource(authenticator: try await signIn.authenticator(), url: resource).request()
+        #expect(reply.client_id == document.url.absoluteString, "the document's URL is the client id")
+        let fetched = try await TestAuthorizationServer.json("test/stats/cimd:\(document.url.absoluteString)")
+        #expect((fetched["fetched"] as? Int ?? 0) >= 1, "the server fetched and accepted the document")
+        #expect(fetched["refused"] == nil)
+        #expect(try await TestAuthorizationServer.json("test/stats/registered:\(name)")["register"] == nil)
+    }
+
     @Test func aTokenForAnotherResourceIsRefusedByTheResource() async throws {
         let (one, other) = (try TestResource.make(), try TestResource.make())
         let store = InMemoryTokenStore()
@@ -103,10 +129,10 @@ struct ResourceSignInEndToEndTests {
         .authenticator()
         _ = try await TestResource(authenticator: authenticator, url: one).request()
         // The audience check of the test server is real: the token of `one` does not open `other`.
-        let error = await #expect(throws: (any Error).self) {
+        let error = await #expect(throws: ResourceError.self) {
             _ = try await TestResource(authenticator: authenticator, url: other).request()
         }
-        #expect(error != nil)
+        #expect(error?.statusCode == 401, "refused after one refresh and one retry")
     }
 }
 
