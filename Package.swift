@@ -176,7 +176,7 @@ let package = Package(
         .executableTarget(
             name: "authreq-test-helper",
             dependencies: [
-                "AuthenticatedRequests", "OAuthFlows", "PostgresTokenStore",
+                "AuthenticatedRequests", "OAuthFlows", "PostgresTokenStore", "ResourceDiscovery",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
             ],
             path: "Tests/TestHelper"

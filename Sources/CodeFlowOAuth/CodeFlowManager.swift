@@ -189,7 +189,7 @@ public actor CodeFlowManager {
             redirectURI: session.redirectURI.absoluteString,
             codeVerifier: request.pkce?.verifier,
             account: account,
-            resources: configuration.resources
+            resources: configuration.tokenRequestResources ?? configuration.resources
         )
         let token = try await flow.obtainToken(for: context)
         return CodeFlowResult(token: token, flow: flow)

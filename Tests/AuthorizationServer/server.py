@@ -137,6 +137,7 @@ class Token(TokenMixin):
         self.refresh_revoked = False
         self.family = secrets.token_hex(8)  # one grant: the token and every token refreshed from it
         self.resources = []  # RFC 8707 resources the token is for (its audience)
+        self.grant_resources = []  # the resources of its grant (the authorization request's)
         self.acr, self.auth_time = None, None  # of the sign-in behind the token (RFC 9470)
 
     def check_client(self, client):
@@ -201,12 +202,16 @@ def save_token(token, req):
         if isinstance(previous, Token):
             record.family = previous.family
         asked = request.form.getlist("resource")
-        record.resources = asked or (previous.resources if isinstance(previous, Token) else [])
         code = getattr(req, "authorization_code", None)
         if isinstance(code, AuthorizationCode):
             record.acr, record.auth_time = code.acr, code.created
+            record.grant_resources = code.resources or asked
         elif isinstance(previous, Token):
             record.acr, record.auth_time = previous.acr, previous.auth_time
+            record.grant_resources = previous.grant_resources
+        else:
+            record.grant_resources = asked
+        record.resources = asked or record.grant_resources
         TOKENS[record.access_token] = record
         if record.refresh_token:
             REFRESH[record.refresh_token] = record
@@ -328,7 +333,11 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
     def revoke_old_credential(self, credential):
         with LOCK:
             credential.refresh_revoked = True
-            credential.access_revoked = True
+            # The access token that came with the old refresh token ends with it, unless the grant
+            # is for several resources: that token is for another resource, still in use (as
+            # with multi-resource refresh tokens elsewhere, e.g. Auth0's).
+            if len(credential.grant_resources) <= 1:
+                credential.access_revoked = True
 
 
 class ClientCredentialsGrant(grants.ClientCredentialsGrant):
@@ -639,16 +648,17 @@ def authorize():
 
 
 def invalid_target():
-    """RFC 8707 §2: the resources of a token request must be those of its grant."""
+    """RFC 8707 §2: a token request may name only resources of its grant (the authorization
+    request's); each token is then for what it names (its audience)."""
     grant_type = request.form.get("grant_type")
     asked = request.form.getlist("resource")
     with LOCK:
         if grant_type == "authorization_code":
             code = CODES.get(request.form.get("code", ""))
-            return code is not None and sorted(code.resources) != sorted(asked)
+            return code is not None and bool(code.resources) and not set(asked) <= set(code.resources)
         if grant_type == "refresh_token":
             token = REFRESH.get(request.form.get("refresh_token", ""))
-            return token is not None and not set(asked) <= set(token.resources or asked)
+            return token is not None and not set(asked) <= set(token.grant_resources or asked)
     return False
 
 

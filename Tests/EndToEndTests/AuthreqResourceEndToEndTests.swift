@@ -74,6 +74,22 @@ struct AuthreqResourceEndToEndTests {
         #expect(fetch.status == 0, "\(fetch.stderr)")
     }
 
+    @Test func fetchingAnUnknownProtectedResourceOffersItsSignIn() async throws {
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let resource = try TestResource.make()
+        let fetch = try await tool.run(["fetch", resource.appendingPathComponent("notes").absoluteString])
+        #expect(fetch.status == AuthreqToolEndToEndTests.Exit.needsSignIn)
+        #expect(fetch.stderr.contains("authreq login --resource \(resource.absoluteString)"), "\(fetch.stderr)")
+
+        // Signed in with another profile, the offer names the resource too.
+        let login = try await tool.run(["login", "--resource", resource.absoluteString, "--client-name", "offer"])
+        #expect(login.status == 0, "\(login.stderr)")
+        let other = try await tool.run(["fetch", "--profile", "other", resource.absoluteString])
+        #expect(other.status == AuthreqToolEndToEndTests.Exit.needsSignIn, "\(other.stderr)")
+        #expect(other.stderr.contains("--resource \(resource.absoluteString)"))
+    }
+
     @Test func aResourceWhoseServerLacksAMatchingResourceIsRefusedWithNothingSignedIn() async throws {
         let tool = try AuthreqTool()
         defer { tool.removeHome() }

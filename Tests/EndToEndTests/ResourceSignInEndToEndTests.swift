@@ -278,3 +278,71 @@ struct ResourceSignInIdpyoidcEndToEndTests {
         #expect(grants["authorization_code"] as? Int == 1, "and signs in no more")
     }
 }
+
+/// One sign-in, many resources, against the Authlib test server: one browser sign-in for three
+/// resources, three tokens each for one resource, and at expiry four processes that share the
+/// grant make exactly one refresh per resource, with rotation and reuse detection on.
+@Suite(.enabled(if: TestAuthorizationServer.isConfigured, TestAuthorizationServer.notRunReason))
+struct ResourceGrantEndToEndTests {
+    func grants(for resource: URL) async throws -> [String: Int] {
+        try await TestAuthorizationServer.json("test/stats/resource:\(resource.absoluteString)")
+            .compactMapValues { $0 as? Int }
+    }
+
+    @Test func oneSignInThreeAudienceBoundTokensThenFourProcessesRefreshOncePerResource() async throws {
+        let client = try await TestAuthorizationServer.makeClient(public: true, reuseDetection: true)
+        let issuer = try TestAuthorizationServer.base.absoluteString
+        let resources = try (0..<3).map { _ in try TestResource.make() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("grant-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = FileTokenStore(directory: folder)
+        let browser = BrowserSimulator()
+        let grant = try await ResourceGrant.discover(
+            resources: resources, registration: ClientRegistrationPolicy(preRegistered: [issuer: client.publicClient]),
+            method: .browser(LoopbackUserAgent(opener: browser, timeout: 30)), store: store,
+            configuration: OAuthAuthenticator.Configuration(allowsInsecureHTTP: true))
+
+        var tokens: Set<String> = []
+        for resource in resources {
+            let authenticator = try grant.authenticator(for: resource)
+            let reply = try await TestResource(authenticator: authenticator, url: resource).request()
+            #expect(reply.resource == resource.absoluteString)
+            tokens.insert(try #require(try await authenticator.currentCredential()?.accessToken))
+        }
+        #expect(tokens.count == 3, "a token of its own for each resource")
+        #expect(browser.openedURLs.withLock { $0.count } == 1, "one sign-in")
+        let opened = try #require(browser.openedURLs.withLock { $0.first })
+        let named = (URLComponents(url: opened, resolvingAgainstBaseURL: false)?.queryItems ?? [])
+            .filter { $0.name == "resource" }.compactMap(\.value)
+        #expect(Set(named) == Set(resources.map(\.absoluteString)), "the sign-in names every resource")
+        #expect(try await grants(for: resources[0])["authorization_code"] == 1)
+        for resource in resources.dropFirst() { #expect(try await grants(for: resource)["refresh_token"] == 1) }
+        let before = try await resources.asyncMap { try await grants(for: $0)["refresh_token"] ?? 0 }
+
+        try await Task.sleep(for: .seconds(5))  // the server's tokens live 4 s: all three expire
+        let runs = (0..<4).map { _ in
+            Task {
+                try await TestHelperProcess.run(
+                    ["grant-requests", folder.path, client.id, "5"] + resources.map(\.absoluteString))
+            }
+        }
+        for run in runs {
+            let outcome = try await run.value
+            #expect(outcome.status == 0, "\(outcome.output)")
+            #expect(outcome.json?["successes"] as? Int == 15, "\(outcome.output)")
+        }
+        let after = try await resources.asyncMap { try await grants(for: $0)["refresh_token"] ?? 0 }
+        #expect(zip(before, after).allSatisfy { $1 == $0 + 1 }, "one refresh per resource: \(before) → \(after)")
+        let stats = try await TestAuthorizationServer.tokenRequests(client)
+        #expect(stats["invalid_grant"] == nil, "no rotated-out refresh token was presented")
+        #expect(stats["reuse_detected"] == nil)
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}

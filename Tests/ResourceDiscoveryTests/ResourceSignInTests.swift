@@ -390,3 +390,52 @@ struct Probe: AuthenticatedResource {
         #expect(network.requests(to: "/token").isEmpty)
     }
 }
+
+/// One grant for several resources, in memory: refusals before anything is signed in.
+@Suite struct ResourceGrantTests {
+    @Test func resourcesOfDifferentServersAreRefusedAndAGrantServesOnlyItsResources() async throws {
+        let network = ResourceNetwork()
+        let configuration = OAuthAuthenticator.Configuration(clock: network.clock, tokenTransport: network.transport)
+        let grant = try await ResourceGrant.discover(
+            resources: [URL(string: "https://api.example.com/mcp")!], registration: .dynamic(clientName: "N"),
+            method: .nonInteractive, store: InMemoryTokenStore(), configuration: configuration)
+        #expect(grant.issuer == "https://auth.example.com")
+        let mismatch = #expect(throws: ResourceDiscoveryError.self) {
+            _ = try grant.authenticator(for: URL(string: "https://api.example.com/other")!)
+        }
+        #expect(mismatch?.code == .resourceMismatch)
+        let failure = await #expect(throws: AuthenticationError.self) {
+            _ = try await Probe(
+                authenticator: try grant.authenticator(for: URL(string: "https://api.example.com/mcp")!),
+                url: URL(string: "https://api.example.com/mcp")!
+            ).request()
+        }
+        #expect((failure?.underlyingError as? ResourceDiscoveryError)?.code == .interactionRequired)
+        #expect(network.requests(to: "/token").isEmpty, "no sign-in, no token request")
+
+        let empty = await #expect(throws: ResourceDiscoveryError.self) {
+            _ = try await ResourceGrant.discover(
+                resources: [], registration: .dynamic(clientName: "N"), method: .nonInteractive,
+                store: InMemoryTokenStore(), configuration: configuration)
+        }
+        #expect(empty?.code == .noAuthorizationServer)
+    }
+}
+
+/// What `authreq fetch` offers for an unknown resource: only metadata of the URL's own resource.
+@Suite struct OfferedResourceTests {
+    @Test func theMetadataOfferedIsOnlyForTheURLsOwnResource() async throws {
+        let network = ResourceNetwork()
+        let context = AuthenticationContext(transport: network.transport, clock: network.clock)
+        let offered = try await ProtectedResourceMetadata.offered(
+            by: URL(string: "https://api.example.com/mcp")!, context: context)
+        #expect(offered?.resource.absoluteString == "https://api.example.com/mcp")
+        #expect(network.requests.withLock { $0.allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == nil } })
+
+        let elsewhere = ResourceNetwork(.init(metadataResource: "https://other.example.com/mcp"))
+        let none = try await ProtectedResourceMetadata.offered(
+            by: URL(string: "https://api.example.com/mcp")!,
+            context: AuthenticationContext(transport: elsewhere.transport, clock: elsewhere.clock))
+        #expect(none == nil, "metadata of another origin is not offered")
+    }
+}

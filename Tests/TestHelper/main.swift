@@ -11,9 +11,14 @@
 //       AUTHREQ_HELPER_TABLE, key AUTHREQ_HELPER_TOKEN_KEY in Base64; needs the PostgreSQL trait).
 //       With AUTHREQ_HELPER_CRASH_AT set, the process kills itself with SIGKILL during its
 //       refresh: before-request, after-send, after-response or during-write.
+//   authreq-test-helper grant-requests STORE CLIENT_ID COUNT RESOURCE...
+//       Discovers the resources (one authorization server), uses the public CLIENT_ID registered
+//       for it, and sends COUNT concurrent GETs to each resource with the tokens of the grant
+//       stored in the FileTokenStore folder STORE; never signs in. Prints the same JSON line.
 import AuthenticatedRequests
 import Foundation
 import OAuthFlows
+import ResourceDiscovery
 
 #if PostgreSQL
     import PostgresNIO
@@ -201,6 +206,50 @@ case "requests":
             for await outcome in group { outcomes.append(outcome) }
             return outcomes
         }
+    }
+    var errors: [String: Int] = [:]
+    for case let error? in outcomes { errors[error, default: 0] += 1 }
+    let summary: [String: Any] = ["successes": outcomes.filter { $0 == nil }.count, "errors": errors]
+    let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
+    print(String(decoding: json, as: UTF8.self))
+case "grant-requests":
+    let values = Array(arguments.dropFirst())
+    guard values.count >= 4, let count = Int(values[2]) else {
+        fail("usage: grant-requests STORE CLIENT_ID COUNT RESOURCE...")
+    }
+    let resources = values.dropFirst(3).compactMap(URL.init(string:))
+    let store = FileTokenStore(directory: URL(fileURLWithPath: values[0]))
+    let configuration = OAuthAuthenticator.Configuration(allowsInsecureHTTP: true, storeLockTimeout: 30)
+    // The issuer is the resources' origin (the test server is both).
+    guard let origin = resources.first.flatMap({ URL(string: "/", relativeTo: $0)?.absoluteURL }) else {
+        fail("no resource")
+    }
+    let issuer = String(origin.absoluteString.dropLast())
+    let grant = try await ResourceGrant.discover(
+        resources: Array(resources),
+        registration: ClientRegistrationPolicy(preRegistered: [issuer: .none(id: values[1])]),
+        method: .nonInteractive, store: store, configuration: configuration)
+    let outcomes = await withTaskGroup(of: String?.self) { group in
+        for resource in resources {
+            guard let authenticator = try? grant.authenticator(for: resource) else { continue }
+            for _ in 0..<count {
+                group.addTask {
+                    do {
+                        _ = try await Get(authenticator: authenticator, url: resource).request()
+                        return nil
+                    } catch let error as AuthenticationError {
+                        return "\(error.code): \(error.underlyingError.map { "\($0)" } ?? "")"
+                    } catch let error as ResourceError {
+                        return "status \(error.statusCode ?? 0)"
+                    } catch {
+                        return "\(type(of: error))"
+                    }
+                }
+            }
+        }
+        var outcomes: [String?] = []
+        for await outcome in group { outcomes.append(outcome) }
+        return outcomes
     }
     var errors: [String: Int] = [:]
     for case let error? in outcomes { errors[error, default: 0] += 1 }

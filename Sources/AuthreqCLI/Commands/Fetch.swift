@@ -1,6 +1,8 @@
 import ArgumentParser
 import AuthenticatedRequests
 import Foundation
+import OAuthFlows
+import ResourceDiscovery
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -82,11 +84,30 @@ struct Fetch: AsyncParsableCommand {
         return request
     }
 
+    /// "… is a protected resource …: authreq login --resource …" when `url` answers as one.
+    static func signInOffer(for url: URL) async -> String? {
+        let context = AuthenticationContext(
+            transport: URLSessionTransport.shared, allowsInsecureHTTP: url.isLoopbackHTTP)
+        guard let metadata = try? await ProtectedResourceMetadata.offered(by: url, context: context) else { return nil }
+        let servers = metadata.authorizationServers.joined(separator: ", ")
+        return "\(url.redactedForDisplay) is a protected resource (\(metadata.resource.absoluteString)"
+            + (servers.isEmpty ? "" : ", signed in at \(servers)") + "). Sign in to it with: authreq login --resource "
+            + metadata.resource.absoluteString + " [--profile NAME]"
+    }
+
     func run() async throws {
         try await global.reporting {
             let request = try request()
-            let session = try global.session()
-            let authenticator = try await session.requireSession()
+            let session: ProfileSession
+            let authenticator: OAuthAuthenticator
+            do {
+                session = try global.session()
+                authenticator = try await session.requireSession()
+            } catch let error as CLIError where [ExitStatus.usage, ExitStatus.needsSignIn].contains(error.status) {
+                // No profile, or not signed in: if the URL is a protected resource, say how to sign in to it.
+                guard let target = request.url, let offer = await Self.signInOffer(for: target) else { throw error }
+                throw CLIError.needsSignIn(offer)
+            }
             session.console.detail("\(request.httpMethod ?? "GET") \(request.url?.redactedForDisplay ?? "")")
             let (body, response) = try await authenticator.send(request, over: URLSessionTransport.shared)
             if include {

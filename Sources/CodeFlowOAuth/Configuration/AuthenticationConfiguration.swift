@@ -26,6 +26,10 @@ public struct AuthenticationConfiguration: Sendable {
     /// RFC 8707 resource indicators: each is sent as a `resource` parameter of the authorization
     /// request and of the token requests (the code exchange and every refresh).
     public var resources: [URL]
+    /// The resources named at the token endpoint (the code exchange and every refresh) when they
+    /// differ from ``resources``: a grant for several resources whose first token is for one of
+    /// them (an audience-bound token, RFC 8707 §2.2). `nil`, the default, names ``resources``.
+    public var tokenRequestResources: [URL]? = nil
     /// The pushed authorization request endpoint (RFC 9126). When set, the authorization request
     /// is pushed there, authenticated like a token request, and the browser opens only
     /// `client_id`, `request_uri` and the ``parametersRepeatedInBrowser``.

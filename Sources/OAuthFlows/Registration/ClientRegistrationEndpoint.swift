@@ -51,12 +51,12 @@ public struct ClientRegistrationEndpoint: Sendable {
         try metadata.validate()
         let reply = try await send(
             metadata.fields, method: "POST", to: url, token: initialAccessToken, context: context)
+        let fields = try FormPost.jsonObject(from: reply, now: context.clock.now)  // an error body: OAuthError
         guard reply.statusCode == 201 || reply.statusCode == 200 else {
             throw TokenEndpointError(
                 .unexpectedStatus, "The registration endpoint answered \(reply.statusCode), not 201.", reply: reply)
         }
-        return try RegisteredClient(
-            fields: FormPost.jsonObject(from: reply, now: context.clock.now), issuer: issuer, requested: metadata)
+        return try RegisteredClient(fields: fields, issuer: issuer, requested: metadata)
     }
 
     /// Reads the registration as the server now holds it (RFC 7592 §2.1).

@@ -149,6 +149,37 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
     }
 
     /// `resource` as an identifier: https (or http to loopback), no query or fragment.
+    /// The metadata of the protected resource that `url` belongs to, if `url` says it is one:
+    /// `url` is asked without any credential, and a `401` or `403` whose challenge names
+    /// `resource_metadata` is followed. The document's `resource` must be `url` or a path prefix
+    /// of it on the same origin; anything else is `nil`. For offering a sign-in (`authreq fetch`
+    /// on an unknown resource), not for trusting: signing in compares the resource exactly.
+    public static func offered(by url: URL, context: AuthenticationContext) async throws
+        -> ProtectedResourceMetadata?
+    {
+        guard context.allowsInsecureHTTP || url.isSafeForSecrets else { return nil }
+        var probe = URLRequest(url: url)
+        probe.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (_, response) = try await context.transport.send(probe, options: context.authorizationServerOptions)
+        guard response.statusCode == 401 || response.statusCode == 403,
+            let metadataURL = metadataURL(
+                in: AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "")),
+            context.allowsInsecureHTTP || metadataURL.isSafeForSecrets
+        else { return nil }
+        let reply = try await FormPost.get(metadataURL, context: context)
+        let metadata = try ProtectedResourceMetadata(fields: FormPost.jsonObject(from: reply, now: context.clock.now))
+        let asked = try canonical(url)
+        let resource = metadata.resource
+        let sameOrigin =
+            resource.scheme?.lowercased() == asked.scheme?.lowercased()
+            && resource.host?.lowercased() == asked.host?.lowercased() && resource.port == asked.port
+        let prefix = resource.path.hasSuffix("/") ? resource.path : resource.path + "/"
+        guard sameOrigin, asked.path == resource.path || asked.path.hasPrefix(prefix) || resource.path.isEmpty else {
+            return nil
+        }
+        return metadata
+    }
+
     static func canonical(_ resource: URL) throws -> URL {
         guard var components = URLComponents(url: resource, resolvingAgainstBaseURL: false),
             components.host != nil
