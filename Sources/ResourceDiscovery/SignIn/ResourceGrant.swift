@@ -19,7 +19,7 @@ import OAuthFlows
 /// The first request to any of the resources signs in once, naming all of them on the
 /// authorization request, and exchanges the code for a token for that resource; the others get
 /// theirs with the refresh token, naming their resource. Each resource's token is an
-/// ``OAuthAuthenticator`` of its own (stored, refreshed ahead of expiry and coordinated across
+/// `OAuthAuthenticator` of its own (stored, refreshed ahead of expiry and coordinated across
 /// processes like any other), but the refresh token lives in one place, the grant's store entry,
 /// and every use of it is serialized under the store's lock (across processes) and in this
 /// process, so a server that rotates refresh tokens never sees a rotated-out one.
