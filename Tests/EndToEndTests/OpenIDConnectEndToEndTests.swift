@@ -53,6 +53,33 @@ struct OpenIDConnectAuthlibEndToEndTests {
         #expect(info["email"] == .string("ada@example.com"))
     }
 
+    @Test func aStepUpForAStrongerSignInChecksTheNewIDTokensAcrAndSubject() async throws {
+        let client = try await Server.makeClient(public: true)
+        let oidc = try await openID(client)
+        let resource = try TestResource.make()
+        let authenticator = OAuthAuthenticator(store: InMemoryTokenStore())
+        let browser = BrowserSimulator()
+        let session = try await oidc.signIn(
+            redirectURI: redirectURI, scope: "openid profile",
+            userAgent: LoopbackUserAgent(opener: browser, timeout: 30), configuring: authenticator,
+            resources: [resource], allowsStepUp: true)
+        #expect(session.claims.raw["acr"] == nil)
+
+        // The resource asks for acr urn:test:mfa within 60 s (RFC 9470): one new sign-in, checked.
+        let reply = try await StepUpEndToEndTests.Call(
+            authenticator: authenticator, url: resource.appendingPathComponent("mfa")
+        ).request()
+        #expect(reply.acr == "urn:test:mfa")
+        let claims = try #require(try await authenticator.currentCredential()?.idTokenClaims)
+        #expect(claims.raw["acr"]?.stringValue == "urn:test:mfa")
+        #expect(claims.subject == session.claims.subject)
+        let opened = browser.openedURLs.withLock { $0 }
+        #expect(opened.count == 2)
+        let query = URLComponents(url: try #require(opened.last), resolvingAgainstBaseURL: false)?.queryItems ?? []
+        #expect(query.first { $0.name == "acr_values" }?.value == "urn:test:mfa")
+        #expect(query.first { $0.name == "max_age" }?.value == "60")
+    }
+
     @Test func aRotatedSigningKeyIsFetchedOnceAndSignInGoesOn() async throws {
         let client = try await Server.makeClient(public: true, idTokenAlgorithm: "ES256")
         let oidc = try await openID(client, keyRefetchInterval: 1)

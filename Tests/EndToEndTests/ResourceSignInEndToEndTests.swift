@@ -290,7 +290,10 @@ struct ResourceGrantEndToEndTests {
     }
 
     @Test func oneSignInThreeAudienceBoundTokensThenFourProcessesRefreshOncePerResource() async throws {
-        let client = try await TestAuthorizationServer.makeClient(public: true, reuseDetection: true)
+        // Tokens of 8 s (refreshed 2 s ahead): the four processes have a window of ~6 s to share one
+        // refresh per resource, wide enough for a loaded machine.
+        let client = try await TestAuthorizationServer.makeClient(
+            public: true, reuseDetection: true, accessTokenLifetime: 8)
         let issuer = try TestAuthorizationServer.base.absoluteString
         let resources = try (0..<3).map { _ in try TestResource.make() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("grant-\(UUID().uuidString)")
@@ -319,7 +322,7 @@ struct ResourceGrantEndToEndTests {
         for resource in resources.dropFirst() { #expect(try await grants(for: resource)["refresh_token"] == 1) }
         let before = try await resources.asyncMap { try await grants(for: $0)["refresh_token"] ?? 0 }
 
-        try await Task.sleep(for: .seconds(5))  // the server's tokens live 4 s: all three expire
+        try await Task.sleep(for: .seconds(9))  // all three expire
         let runs = (0..<4).map { _ in
             Task {
                 try await TestHelperProcess.run(

@@ -28,6 +28,22 @@ import Testing
         }
     }
 
+    // MARK: Step-up (RFC 9470)
+
+    @Test func aStepUpsTokenMustCarryAnAcrAskedForAndTheSessionsSubject() async throws {
+        var stepUp = nonce
+        stepUp.acrValues = ["urn:mfa", "urn:phr"]
+        stepUp.subject = "user-42"
+        let good = try await provider.token(provider.claims(["acr": .string("urn:phr")]))
+        #expect(await rejection(good, expecting: stepUp) == nil)
+        let weak = try await provider.token(provider.claims(["acr": .string("urn:password")]))
+        #expect(await rejection(weak, expecting: stepUp)?.rule == .acr)
+        let none = try await provider.token(provider.claims())
+        #expect(await rejection(none, expecting: stepUp)?.rule == .acr)
+        let someoneElse = try await provider.token(provider.claims(["acr": .string("urn:mfa"), "sub": .string("eve")]))
+        #expect(await rejection(someoneElse, expecting: stepUp)?.rule == .subject)
+    }
+
     // MARK: Valid tokens
 
     @Test func validTokensOfEveryAlgorithmPassAndGiveTypedClaims() async throws {

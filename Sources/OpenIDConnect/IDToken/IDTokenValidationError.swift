@@ -36,6 +36,8 @@ public struct IDTokenValidationError: Error, CustomStringConvertible, CustomDebu
         public static let issuedAt = Rule("iat")
         /// Rule 11: `nonce` is not the one sent, or missing.
         public static let nonce = Rule("nonce")
+        /// Rule 12: `acr_values` was asked for (a step-up) and `acr` is none of them.
+        public static let acr = Rule("acr")
         /// Rule 13: `max_age` was asked for and `auth_time` is missing or too old.
         public static let authTime = Rule("auth_time")
         /// §3.1.3.8 / §3.3.2.11: `at_hash` or `c_hash` does not match the access token or code.

@@ -18,6 +18,12 @@ public struct IDTokenExpectations: Sendable {
     /// The claims of the session's ID token, when this one comes from a refresh (Core §12.2:
     /// same `iss`, `sub`, `aud` and `auth_time`).
     public var previous: IDTokenClaims?
+    /// The `acr` values asked for (RFC 9470 step-up, OpenID Connect Core §3.1.3.7 rule 12):
+    /// when not empty, the token's `acr` must be one of them.
+    public var acrValues: [String] = []
+    /// The `sub` the token must name: a new sign-in of the same session (a step-up) must be the
+    /// same user.
+    public var subject: String? = nil
 
     /// Creates the expectations.
     public init(
@@ -158,7 +164,18 @@ public struct IDTokenValidator: Sendable {
         } else if expected.previous == nil, claims.nonce != nil {
             throw IDTokenValidationError(.nonce, "The token has a nonce although the request sent none.")
         }
-        // Rule 12 (acr) is the application's to judge: the claim is in `raw`.
+        // Rule 12: the acr asked for, when one was (a step-up); otherwise the application's to judge.
+        if !expected.acrValues.isEmpty {
+            guard let acr = claims.raw["acr"]?.stringValue, expected.acrValues.contains(acr) else {
+                throw IDTokenValidationError(
+                    .acr,
+                    "acr_values \(expected.acrValues.joined(separator: " ")) was asked for and the token's acr is "
+                        + (claims.raw["acr"]?.stringValue.map { "'\($0)'" } ?? "missing") + ".")
+            }
+        }
+        if let subject = expected.subject, claims.subject != subject {
+            throw IDTokenValidationError(.subject, "The new sign-in names another user (sub) than the session's.")
+        }
         // Rule 13: max_age needs a recent enough auth_time.
         if let maxAge = expected.maxAge {
             guard let authTime = claims.authTime else {

@@ -85,13 +85,17 @@ public struct OpenIDClient: Sendable {
     ///     provider whose metadata requires it gets it anyway.
     ///   - parametersRepeatedInBrowser: With PAR, the parameters a provider wants repeated next to
     ///     `request_uri` in the browser.
+    ///   - allowsStepUp: Whether the session signs the same user in again in `userAgent` when a
+    ///     resource asks for a step-up (`insufficient_scope`, or RFC 9470's `acr_values` and
+    ///     `max_age`), checking the new ID token for them; `false` passes such a refusal on.
     /// - Throws: ``IDTokenValidationError`` naming the rule a bad ID token broke (the session is
     ///   then not stored), and what `CodeFlowManager` throws.
     public func signIn(
         redirectURI: URL, scope: String = "openid",
         request: OpenIDAuthenticationRequest = OpenIDAuthenticationRequest(),
         userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil,
-        resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = []
+        resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = [],
+        allowsStepUp: Bool = false
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
@@ -117,8 +121,13 @@ public struct OpenIDClient: Sendable {
                 nonce: nonce, maxAge: request.maxAge, accessToken: result.token.accessToken,
                 code: result.flow.authorizationCode),
             now: context.clock.now)
-        await authenticator.configure(
-            with: try sessionFlow(account: account, resources: resources), token: result.token)
+        var flow = try sessionFlow(account: account, resources: resources)
+        if allowsStepUp {
+            flow.stepUpSignIn = OpenIDSessionFlow.StepUpSignIn(
+                metadata: provider.metadata, redirectURI: redirectURI, scope: fullScope, userAgent: userAgent,
+                pushesAuthorizationRequests: pushesAuthorizationRequests)
+        }
+        await authenticator.configure(with: flow, token: result.token)
         return OpenIDSession(token: result.token, claims: claims)
     }
 

@@ -1,4 +1,5 @@
 import AuthenticatedRequests
+import CodeFlowOAuth
 import Foundation
 import OAuthFlows
 
@@ -35,8 +36,66 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     /// The key every user-delegated flow of this client uses (`TokenEndpoint.storeKey(account:)`).
     public var storeKey: String { endpoint.storeKey(account: account) }
 
+    /// How the session signs in again when a resource asks for a step-up; `nil` when it cannot.
+    var stepUpSignIn: StepUpSignIn?
+
+    /// What a step-up's new sign-in needs besides the token endpoint.
+    struct StepUpSignIn: Sendable {
+        let metadata: AuthorizationServerMetadata
+        let redirectURI: URL
+        let scope: String
+        let userAgent: any AuthorizationUserAgent
+        let pushesAuthorizationRequests: Bool
+    }
+
+    /// Whether the session can sign in again for a step-up: when it was signed in with
+    /// `OpenIDClient.signIn(…allowsStepUp: true…)`.
+    public var canStepUp: Bool { stepUpSignIn != nil }
+
+    /// Signs the same user in again for `requirement` (RFC 9470): the union of the granted and
+    /// required scopes, the `acr_values` and `max_age` asked for, and the new ID token checked
+    /// rule by rule, with its `acr` one of those asked for, its `auth_time` within `max_age`, and
+    /// its `sub` the session's.
+    ///
+    /// - Throws: ``IDTokenValidationError`` (``IDTokenValidationError/Rule/acr``,
+    ///   ``IDTokenValidationError/Rule/authTime``, ``IDTokenValidationError/Rule/subject``…);
+    ///   `StepUpError` when the session cannot sign in again.
+    public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
+        async throws -> OAuthToken
+    {
+        guard let signIn = stepUpSignIn else { throw StepUpError(.unsupported, requirement: requirement) }
+        var scopes: [String] = []
+        for scope in [signIn.scope, token.scope, requirement.scope].compactMap({ $0 })
+            .flatMap({ $0.split(separator: " ").map(String.init) }) where !scopes.contains(scope)
+        {
+            scopes.append(scope)
+        }
+        let request = OpenIDAuthenticationRequest(
+            maxAge: requirement.maxAge.map(TimeInterval.init),
+            acrValues: requirement.acrValues.isEmpty ? nil : requirement.acrValues.joined(separator: " "))
+        let nonce = AuthorizationRequest.makeState()
+        let configuration = try AuthenticationConfiguration(
+            metadata: signIn.metadata, client: endpoint.client, redirectURI: signIn.redirectURI,
+            scope: scopes.joined(separator: " "), additionalParameters: request.parameters(nonce: nonce),
+            resources: endpoint.resources, pushesAuthorizationRequests: signIn.pushesAuthorizationRequests)
+        let result = try await CodeFlowManager(
+            configuration: configuration, userAgent: signIn.userAgent, context: context
+        )
+        .authorize(account: account)
+        guard let idToken = result.token.idToken else {
+            throw IDTokenValidationError(.missing, "The step-up's token response has no id_token.")
+        }
+        var expectations = IDTokenExpectations(
+            nonce: nonce, maxAge: request.maxAge, accessToken: result.token.accessToken,
+            code: result.flow.authorizationCode)
+        expectations.acrValues = requirement.acrValues
+        expectations.subject = token.idTokenClaims?.subject
+        _ = try await validator.validate(idToken, expecting: expectations, now: context.clock.now)
+        return result.token
+    }
+
     /// Throws `AuthenticationError` `.missingCredential`: the user signs in through
-    /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:)``.
+    /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:allowsStepUp:)``.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
         throw AuthenticationError(
             code: .missingCredential,
