@@ -63,9 +63,17 @@ import Testing
         }
         let read = try await endpoint.read(client, context: context)
         #expect(read.clientID == "c1")
+        let updated = try await endpoint.update(
+            client,
+            to: ClientMetadata(
+                clientName: "Notes 2", redirectURIs: [redirect],
+                tokenEndpointAuthMethod: "client_secret_post"), context: context)
+        #expect(updated.clientID == "c1")
         try await endpoint.delete(client, context: context)
         let requests = seen.withLock { $0 }
-        #expect(requests.map { $0.httpMethod ?? "GET" } == ["GET", "DELETE"])
+        #expect(requests.map { $0.httpMethod ?? "GET" } == ["GET", "PUT", "DELETE"])
+        let put = try #require(try JSONSerialization.jsonObject(with: requests[1].httpBody ?? Data()) as? [String: Any])
+        #expect(put["client_id"] as? String == "c1" && put["client_name"] as? String == "Notes 2")
         #expect(requests.allSatisfy { $0.url?.absoluteString == "https://auth.example.com/register/c1" })
         #expect(requests.allSatisfy { $0.value(forHTTPHeaderField: "Authorization") == "Bearer reg-token-123" })
 

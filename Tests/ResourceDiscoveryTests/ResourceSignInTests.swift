@@ -25,6 +25,7 @@ final class ResourceNetwork: Sendable {
         var scopesSupported = #"["notes:read","notes:write"]"#
         var cimdSupported = false
         var registrationReply: String? = nil
+        var tokenError: String? = nil
     }
     let settings: Locked<Settings>
     let requests = Locked<[URLRequest]>([])
@@ -85,6 +86,9 @@ final class ResourceNetwork: Sendable {
                         ?? #"{"client_id":"client-\#(number)","redirect_uris":[\#(redirects)],"token_endpoint_auth_method":"\#(method)"\#(secret)}"#
                 )
             case settings.issuer + "/token":
+                if let error = settings.tokenError {
+                    return try InMemoryTransport.reply(to: request, status: 401, json: #"{"error":"\#(error)"}"#)
+                }
                 let grant = Self.form(request).first { $0.0 == "grant_type" }?.1 ?? ""
                 return try InMemoryTransport.reply(
                     to: request,
@@ -203,6 +207,33 @@ struct Probe: AuthenticatedResource {
         #expect(network.registrations.withLock { $0 } == 2, "a new issuer gets a registration of its own")
         #expect(flow.endpoint.client.clientID == "client-2")
         #expect(flow.issuer == "https://other-auth.example.com")
+    }
+
+    @Test func aServerThatNoLongerKnowsTheRegisteredClientMakesTheNextSignInRegisterAgain() async throws {
+        let network = ResourceNetwork()
+        let store = InMemoryTokenStore()
+        let authenticator = try await network.signIn(store: store).authenticator()
+        let resource = URL(string: "https://api.example.com/mcp")!
+        _ = try await Probe(authenticator: authenticator, url: resource).request()
+        network.settings.withLock { $0.tokenError = "invalid_client" }  // the registration was deleted
+        network.clock.advance(by: 120)
+        await #expect(throws: AuthenticationError.self) {
+            _ = try await Probe(authenticator: authenticator, url: resource).request()
+        }
+        #expect(try await store.load(forKey: "client-registration@https://auth.example.com") == nil)
+        network.settings.withLock { $0.tokenError = nil }
+        let flow = try await network.signIn(store: store).flow()
+        #expect(flow.endpoint.client.clientID == "client-2", "registered again")
+
+        // A pre-registered client is never forgotten: there is nothing to forget.
+        let known = ResourceNetwork(.init(tokenError: "invalid_client"))
+        let policy = ClientRegistrationPolicy(preRegistered: ["https://auth.example.com": .none(id: "known")])
+        let knownStore = InMemoryTokenStore()
+        let knownAuthenticator = try await known.signIn(policy: policy, store: knownStore).authenticator()
+        await #expect(throws: AuthenticationError.self) {
+            _ = try await Probe(authenticator: knownAuthenticator, url: resource).request()
+        }
+        #expect(known.registrations.withLock { $0 } == 0)
     }
 
     @Test func theScopeIsTheChallengesThenScopesSupportedThenNone() async throws {

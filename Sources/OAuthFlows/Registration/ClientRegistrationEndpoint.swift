@@ -69,6 +69,23 @@ public struct ClientRegistrationEndpoint: Sendable {
         return try RegisteredClient(fields: FormPost.jsonObject(from: reply, now: context.clock.now), issuer: issuer)
     }
 
+    /// Replaces the registration's metadata (RFC 7592 §2.2): `metadata` is sent whole, with the
+    /// `client_id`; the reply is checked like a registration's and may carry a new secret.
+    public func update(
+        _ client: RegisteredClient, to metadata: ClientMetadata, context: AuthenticationContext
+    ) async throws -> RegisteredClient {
+        try metadata.validate()
+        let (uri, token) = try management(of: client)
+        var fields = metadata.fields
+        fields["client_id"] = .string(client.clientID)
+        let reply = try await send(fields, method: "PUT", to: uri, token: token, context: context)
+        let answer = try FormPost.jsonObject(from: reply, now: context.clock.now)
+        guard answer["client_id"]?.stringValue == client.clientID else {
+            throw ClientRegistrationError(.invalidResponse, "The updated registration names another client_id.")
+        }
+        return try RegisteredClient(fields: answer, issuer: issuer, requested: metadata)
+    }
+
     /// Deletes the registration (RFC 7592 §2.3): the client id stops working.
     public func delete(_ client: RegisteredClient, context: AuthenticationContext) async throws {
         let (uri, token) = try management(of: client)

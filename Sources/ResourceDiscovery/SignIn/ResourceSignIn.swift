@@ -214,8 +214,13 @@ public struct ResourceSignIn: Sendable {
             self.scope ?? discovery.challengedScope
             ?? (discovery.resourceMetadata.scopesSupported.isEmpty
                 ? nil : discovery.resourceMetadata.scopesSupported.joined(separator: " "))
-        return try ResourceSignInFlow(
+        var flow = try ResourceSignInFlow(
             resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
             scope: scope, method: method, redirectURI: redirectURI, account: account)
+        let policy = registrar.policy
+        let preRegistered = policy.preRegistered[server.issuer] != nil
+        let byDocument = policy.clientIDMetadataDocument.map { $0.url.absoluteString == client.clientID } ?? false
+        if !preRegistered && !byDocument { flow.registrar = registrar }
+        return flow
     }
 }

@@ -25,6 +25,9 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     private let server: AuthorizationServerMetadata
     private let method: ResourceSignIn.Method
     private let redirectURI: URL
+    /// The registrar of a dynamically registered client, which forgets the registration when the
+    /// server no longer knows the client.
+    var registrar: ClientRegistrar?
 
     init(
         resource: URL,
@@ -52,6 +55,22 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     /// Signs in: in the browser, with the client credentials grant, or not at all
     /// (``ResourceDiscoveryError/Code/interactionRequired``).
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
+        try await forgettingAnUnknownClient { try await obtainTokenOnce(for: context) }
+    }
+
+    /// Runs `body`; when the server answers `invalid_client` for a client registered dynamically,
+    /// the stored registration is forgotten (the next ``ResourceSignIn`` registers again) and the
+    /// error is thrown on.
+    private func forgettingAnUnknownClient(_ body: () async throws -> OAuthToken) async throws -> OAuthToken {
+        do {
+            return try await body()
+        } catch let error as OAuthError where error.code == .invalidClient {
+            if let registrar { try? await registrar.forgetRegistration(at: issuer) }
+            throw error
+        }
+    }
+
+    private func obtainTokenOnce(for context: AuthenticationContext) async throws -> OAuthToken {
         switch method.kind {
         case .browser(let userAgent):
             let configuration = try AuthenticationConfiguration(
@@ -116,7 +135,7 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
 
     /// Refreshes `token` at the token endpoint, naming the resource.
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
-        try await endpoint.refresh(token, context: context)
+        try await forgettingAnUnknownClient { try await endpoint.refresh(token, context: context) }
     }
 
     /// The resource, the issuer and the client; no secret.
