@@ -53,6 +53,15 @@ struct AuthreqResourceEndToEndTests {
         #expect(try await grants(for: resource)["refresh_token"] == refreshes + 1)
         let status = try await tool.run(["status", "--json"])
         #expect(status.stdout.contains(#""resource":"\#(resource.absoluteString)""#), "\(status.stdout)")
+
+        // Sign-out revokes at the server the metadata named and deletes the session; the
+        // registration stays (it is the client's, not the user's).
+        let logout = try await tool.run(["logout"])
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.stderr.contains("revoked and deleted"), "\(logout.stderr)")
+        let after = try await tool.run(["status"])
+        #expect(after.status == AuthreqToolEndToEndTests.Exit.needsSignIn)
+        #expect(try await registrations(name) == 1)
     }
 
     @Test func eightProcessesSigningInAtOnceRegisterOnce() async throws {

@@ -97,6 +97,7 @@ struct Login: AsyncParsableCommand {
         session.console.detail("discovering \(resource.redactedForDisplay)")
         let flow = try await session.resourceSignIn(resource, method: .browser(userAgent(session.console)))
             .flow(account: session.name)
+        session.cacheResourceDiscovery(of: flow)
         let authenticator = await session.authenticator(flow: flow)
         let token = try await flow.obtainToken(for: authenticator.context)
         await authenticator.configure(with: flow, token: token)

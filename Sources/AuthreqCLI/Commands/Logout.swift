@@ -2,6 +2,7 @@ import ArgumentParser
 import AuthenticatedRequests
 import Foundation
 import OAuthFlows
+import ResourceDiscovery
 
 /// `authreq logout`: revokes the tokens where the server can, and deletes them.
 struct Logout: AsyncParsableCommand {
@@ -21,12 +22,21 @@ struct Logout: AsyncParsableCommand {
                 session.console.message("Profile '\(session.name)' was not signed in.")
                 return
             }
-            let endpoints = try await session.endpoints()
-            let client = try? session.client()
-            guard let revocation = endpoints.revocation, let client else {
+            let revocation: URL?
+            let client: ClientAuthentication?
+            if let resource = session.profile.resource {
+                let flow = try await session.resourceFlow(resource, readOnly: true)
+                revocation = flow?.serverMetadata.revocationEndpoint
+                client = flow?.endpoint.client
+            } else {
+                let endpoints = try await session.endpoints()
+                revocation = endpoints.revocation
+                client = try? session.client()
+            }
+            guard let revocation, let client else {
                 await authenticator.clearCredential()
                 session.console.message(
-                    endpoints.revocation == nil
+                    revocation == nil
                         ? "Signed out; the server has no revocation endpoint, so the tokens were deleted here only."
                         : "Signed out; without the client secret the tokens could not be revoked, only deleted here.")
                 return

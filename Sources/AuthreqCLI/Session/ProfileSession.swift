@@ -187,11 +187,33 @@ package struct ProfileSession: Sendable {
             scope: profile.scope)
     }
 
+    /// Where `login --resource` keeps what discovery found (the server's metadata and the scope),
+    /// so that `status` and `logout` need no network.
+    private var resourceCacheFile: URL { locations.endpointsDirectory.appendingPathComponent("\(name).resource.json") }
+
+    /// Keeps what discovery found for a resource profile.
+    func cacheResourceDiscovery(of flow: ResourceSignInFlow) {
+        let record = CachedResourceDiscovery(server: flow.serverMetadata, scope: flow.scope)
+        if let data = try? JSONEncoder().encode(record) { try? PrivateFile.write(data, to: resourceCacheFile) }
+    }
+
+    /// The flow of a resource profile: from what `login` cached when `readOnly` (no network;
+    /// `nil` when nothing was cached), else from a new discovery.
+    func resourceFlow(_ resource: URL, readOnly: Bool) async throws -> ResourceSignInFlow? {
+        let signIn = try resourceSignIn(resource, method: .nonInteractive)
+        guard readOnly else {
+            console.detail("discovering \(resource.redactedForDisplay)")
+            return try await signIn.flow(account: name)
+        }
+        guard let data = FileManager.default.contents(atPath: resourceCacheFile.path),
+            let cached = try? JSONDecoder().decode(CachedResourceDiscovery.self, from: data)
+        else { return nil }
+        return try await signIn.flow(server: cached.server, scope: cached.scope, account: name)
+    }
+
     package func restore(readOnly: Bool = false) async throws -> OAuthAuthenticator? {
         if let resource = profile.resource {
-            // Discovery needs the network; a read-only look (status, logout) uses it too.
-            console.detail("discovering \(resource.redactedForDisplay)")
-            let flow = try await resourceSignIn(resource, method: .nonInteractive).flow(account: name)
+            guard let flow = try await resourceFlow(resource, readOnly: readOnly) else { return nil }
             let authenticator = await authenticator(flow: flow)
             return try await authenticator.currentCredential() == nil ? nil : authenticator
         }
@@ -227,4 +249,10 @@ package struct ProfileSession: Sendable {
 extension URL {
     /// Whether this is plain http to a loopback address: allowed for a resource on this machine.
     var isLoopbackHTTP: Bool { scheme?.lowercased() == "http" && isLoopback }
+}
+
+/// What `login --resource` found, kept for commands that need no network.
+struct CachedResourceDiscovery: Codable {
+    let server: AuthorizationServerMetadata
+    let scope: String?
 }

@@ -62,6 +62,22 @@ public actor ClientRegistrar {
         return try await registration(at: metadata).clientAuthentication
     }
 
+    /// The client known for `metadata`'s server without any request: pre-registered, a Client ID
+    /// Metadata Document the server supports, or a stored registration; `nil` when there is none.
+    public func knownClient(for metadata: AuthorizationServerMetadata) async throws -> ClientAuthentication? {
+        if let client = policy.preRegistered[metadata.issuer] { return client }
+        if let document = policy.clientIDMetadataDocument,
+            metadata.fields["client_id_metadata_document_supported"] == .bool(true)
+        {
+            return document.clientAuthentication(signer: policy.assertionSigner)
+        }
+        guard let data = try await store.load(forKey: Self.storeKey(issuer: metadata.issuer)),
+            let stored = try? JSONDecoder().decode(RegisteredClient.self, from: data),
+            stored.issuer == metadata.issuer, !stored.hasExpired(at: context.clock.now)
+        else { return nil }
+        return stored.clientAuthentication
+    }
+
     /// The stored dynamic registration at `metadata`'s issuer, or a new one.
     public func registration(at metadata: AuthorizationServerMetadata) async throws -> RegisteredClient {
         let issuer = metadata.issuer

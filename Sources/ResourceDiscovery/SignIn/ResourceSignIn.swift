@@ -195,6 +195,23 @@ public struct ResourceSignIn: Sendable {
         OAuthAuthenticator(flow: try await flow(account: account), store: store, configuration: configuration)
     }
 
+    /// The flow for a server that an earlier discovery found (`flow.serverMetadata`, kept by the
+    /// app), without any request: for showing or deleting a stored session offline. `nil` when no
+    /// client is known for that server (nothing was registered there yet).
+    ///
+    /// - Parameters:
+    ///   - server: the authorization server's metadata from an earlier discovery.
+    ///   - scope: the scope the session was signed in with.
+    ///   - account: names the user's session when one app holds several.
+    public func flow(server: AuthorizationServerMetadata, scope: String?, account: String? = nil) async throws
+        -> ResourceSignInFlow?
+    {
+        guard let client = try await registrar.knownClient(for: server) else { return nil }
+        return try ResourceSignInFlow(
+            resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
+            scope: self.scope ?? scope, method: method, redirectURI: redirectURI, account: account)
+    }
+
     /// Discovers the resource's authorization server and finds or registers the client: the
     /// flow that ``authenticator(account:)`` configures.
     ///

@@ -22,6 +22,8 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     public let scope: String?
     /// The account named by the app, if any.
     public let account: String?
+    /// The authorization server's metadata, as discovery found it.
+    public var serverMetadata: AuthorizationServerMetadata { server }
     private let server: AuthorizationServerMetadata
     private let method: ResourceSignIn.Method
     private let redirectURI: URL
