@@ -147,6 +147,38 @@ struct Get: AuthenticatedResource {
     func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
 }
 
+/// Sends every GET at once; `nil` for a success, else what failed.
+func concurrentGets(_ gets: [(OAuthAuthenticator, URL)]) async -> [String?] {
+    await withTaskGroup(of: String?.self) { group in
+        for (authenticator, url) in gets {
+            group.addTask {
+                do {
+                    _ = try await Get(authenticator: authenticator, url: url).request()
+                    return nil
+                } catch let error as AuthenticationError {
+                    return "\(error.code)"
+                } catch let error as ResourceError {
+                    return "status \(error.statusCode ?? 0)"
+                } catch {
+                    return "\(type(of: error))"
+                }
+            }
+        }
+        var outcomes: [String?] = []
+        for await outcome in group { outcomes.append(outcome) }
+        return outcomes
+    }
+}
+
+/// Prints `{"successes": N, "errors": {"<description>": N}}`.
+func printSummary(of outcomes: [String?]) throws {
+    var errors: [String: Int] = [:]
+    for case let error? in outcomes { errors[error, default: 0] += 1 }
+    let summary: [String: Any] = ["successes": outcomes.filter { $0 == nil }.count, "errors": errors]
+    let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
+    print(String(decoding: json, as: UTF8.self))
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "store-write":
@@ -187,31 +219,9 @@ case "requests":
             print(#"{"successes":0,"errors":{"no session":\#(count)}}"#)
             exit(0)
         }
-        return await withTaskGroup(of: String?.self) { group in
-            for _ in 0..<count {
-                group.addTask {
-                    do {
-                        _ = try await Get(authenticator: authenticator, url: api).request()
-                        return nil
-                    } catch let error as AuthenticationError {
-                        return "\(error.code)"
-                    } catch let error as ResourceError {
-                        return "status \(error.statusCode ?? 0)"
-                    } catch {
-                        return "\(type(of: error))"
-                    }
-                }
-            }
-            var outcomes: [String?] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes
-        }
+        return await concurrentGets(Array(repeating: (authenticator, api), count: count))
     }
-    var errors: [String: Int] = [:]
-    for case let error? in outcomes { errors[error, default: 0] += 1 }
-    let summary: [String: Any] = ["successes": outcomes.filter { $0 == nil }.count, "errors": errors]
-    let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
-    print(String(decoding: json, as: UTF8.self))
+    try printSummary(of: outcomes)
 case "grant-requests":
     let values = Array(arguments.dropFirst())
     guard values.count >= 4, let count = Int(values[2]) else {
@@ -229,33 +239,12 @@ case "grant-requests":
         resources: Array(resources),
         registration: ClientRegistrationPolicy(preRegistered: [issuer: .none(id: values[1])]),
         method: .nonInteractive, store: store, configuration: configuration)
-    let outcomes = await withTaskGroup(of: String?.self) { group in
-        for resource in resources {
-            guard let authenticator = try? grant.authenticator(for: resource) else { continue }
-            for _ in 0..<count {
-                group.addTask {
-                    do {
-                        _ = try await Get(authenticator: authenticator, url: resource).request()
-                        return nil
-                    } catch let error as AuthenticationError {
-                        return "\(error.code): \(error.underlyingError.map { "\($0)" } ?? "")"
-                    } catch let error as ResourceError {
-                        return "status \(error.statusCode ?? 0)"
-                    } catch {
-                        return "\(type(of: error))"
-                    }
-                }
-            }
-        }
-        var outcomes: [String?] = []
-        for await outcome in group { outcomes.append(outcome) }
-        return outcomes
+    var gets: [(OAuthAuthenticator, URL)] = []
+    for resource in resources {
+        let authenticator = try grant.authenticator(for: resource)
+        gets += Array(repeating: (authenticator, resource), count: count)
     }
-    var errors: [String: Int] = [:]
-    for case let error? in outcomes { errors[error, default: 0] += 1 }
-    let summary: [String: Any] = ["successes": outcomes.filter { $0 == nil }.count, "errors": errors]
-    let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
-    print(String(decoding: json, as: UTF8.self))
+    try printSummary(of: await concurrentGets(gets))
 default:
     fail("unknown command")
 }

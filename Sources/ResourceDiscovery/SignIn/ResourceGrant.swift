@@ -178,20 +178,11 @@ public final class ResourceGrant: Sendable {
     }
 
     private func signIn(for resource: URL, context: AuthenticationContext) async throws -> OAuthToken {
-        switch method.kind {
-        case .browser(let userAgent):
-            var configuration = try AuthenticationConfiguration(
-                metadata: server, client: endpoint.client, redirectURI: redirectURI, scope: scope,
-                resources: resources)
-            configuration.tokenRequestResources = [resource]
-            let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
-            return try await manager.authorize(account: account).token
-        case .clientCredentials:
-            return try await ClientCredentialsFlow(
-                tokenEndpoint: endpoint.url, client: endpoint.client, scope: scope, resources: [resource]
-            ).obtainToken(for: context)
-        case .nonInteractive:
-            throw ResourceDiscoveryError(
+        try await method.obtainToken(
+            at: server, endpoint: endpoint, scope: scope, resources: resources, exchangedFor: resource,
+            redirectURI: redirectURI, account: account, context: context
+        ) {
+            ResourceDiscoveryError(
                 .interactionRequired,
                 "\(resource.redactedForDisplay) needs a sign-in at \(issuer), and this context cannot ask the user.")
         }

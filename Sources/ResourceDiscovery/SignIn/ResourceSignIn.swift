@@ -207,9 +207,7 @@ public struct ResourceSignIn: Sendable {
         -> ResourceSignInFlow?
     {
         guard let client = try await registrar.knownClient(for: server) else { return nil }
-        return try ResourceSignInFlow(
-            resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
-            scope: self.scope ?? scope, method: method, redirectURI: redirectURI, account: account)
+        return try makeFlow(server: server, client: client, scope: self.scope ?? scope, account: account)
     }
 
     /// Discovers the resource's authorization server and finds or registers the client: the
@@ -231,13 +229,57 @@ public struct ResourceSignIn: Sendable {
             self.scope ?? discovery.challengedScope
             ?? (discovery.resourceMetadata.scopesSupported.isEmpty
                 ? nil : discovery.resourceMetadata.scopesSupported.joined(separator: " "))
-        var flow = try ResourceSignInFlow(
-            resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
-            scope: scope, method: method, redirectURI: redirectURI, account: account)
+        var flow = try makeFlow(server: server, client: client, scope: scope, account: account)
         let policy = registrar.policy
         let preRegistered = policy.preRegistered[server.issuer] != nil
         let byDocument = policy.clientIDMetadataDocument.map { $0.url.absoluteString == client.clientID } ?? false
         if !preRegistered && !byDocument { flow.registrar = registrar }
         return flow
+    }
+}
+
+extension ResourceSignIn {
+    /// The flow of this resource at `server` with `client`.
+    func makeFlow(server: AuthorizationServerMetadata, client: ClientAuthentication, scope: String?, account: String?)
+        throws -> ResourceSignInFlow
+    {
+        try ResourceSignInFlow(
+            resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
+            scope: scope, method: method, redirectURI: redirectURI, account: account)
+    }
+}
+
+extension ResourceSignIn.Method {
+    /// Obtains a token as this method says: the browser (PKCE, the `resources` on the
+    /// authorization request, `exchangedFor` at the code exchange, `parameters` added), the
+    /// client credentials grant for `exchangedFor`, or the error `interactionRequired` makes.
+    func obtainToken(
+        at server: AuthorizationServerMetadata,
+        endpoint: TokenEndpoint,
+        scope: String?,
+        parameters: [String: String] = [:],
+        resources: [URL],
+        exchangedFor resource: URL? = nil,
+        redirectURI: URL,
+        account: String?,
+        context: AuthenticationContext,
+        interactionRequired: () -> any Error
+    ) async throws -> OAuthToken {
+        let target = resource.map { [$0] } ?? resources
+        switch kind {
+        case .browser(let userAgent):
+            var configuration = try AuthenticationConfiguration(
+                metadata: server, client: endpoint.client, redirectURI: redirectURI, scope: scope,
+                additionalParameters: parameters, resources: resources)
+            configuration.tokenRequestResources = target
+            let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
+            return try await manager.authorize(account: account).token
+        case .clientCredentials:
+            return try await ClientCredentialsFlow(
+                tokenEndpoint: endpoint.url, client: endpoint.client, scope: scope, resources: target
+            ).obtainToken(for: context)
+        case .nonInteractive:
+            throw interactionRequired()
+        }
     }
 }

@@ -73,19 +73,11 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     }
 
     private func obtainTokenOnce(for context: AuthenticationContext) async throws -> OAuthToken {
-        switch method.kind {
-        case .browser(let userAgent):
-            let configuration = try AuthenticationConfiguration(
-                metadata: server, client: endpoint.client, redirectURI: redirectURI, scope: scope,
-                resources: [resource])
-            let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
-            return try await manager.authorize(account: account).token
-        case .clientCredentials:
-            return try await ClientCredentialsFlow(
-                tokenEndpoint: endpoint.url, client: endpoint.client, scope: scope, resources: [resource]
-            ).obtainToken(for: context)
-        case .nonInteractive:
-            throw ResourceDiscoveryError(
+        try await method.obtainToken(
+            at: server, endpoint: endpoint, scope: scope, resources: [resource], redirectURI: redirectURI,
+            account: account, context: context
+        ) {
+            ResourceDiscoveryError(
                 .interactionRequired,
                 "\(resource.redactedForDisplay) needs a sign-in at \(issuer)"
                     + (scope.map { " with the scope '\($0)'" } ?? "") + ", and this context cannot ask the user.")
@@ -103,26 +95,14 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
         async throws -> OAuthToken
     {
-        let scope = Self.union(token.scope ?? self.scope, requirement.scope)
-        switch method.kind {
-        case .browser(let userAgent):
-            var parameters: [String: String] = [:]
-            if !requirement.acrValues.isEmpty {
-                parameters["acr_values"] = requirement.acrValues.joined(separator: " ")
-            }
-            if let maxAge = requirement.maxAge { parameters["max_age"] = String(maxAge) }
-            let configuration = try AuthenticationConfiguration(
-                metadata: server, client: endpoint.client, redirectURI: redirectURI, scope: scope,
-                additionalParameters: parameters, resources: [resource])
-            let manager = CodeFlowManager(configuration: configuration, userAgent: userAgent, context: context)
-            return try await manager.authorize(account: account).token
-        case .clientCredentials:
-            return try await ClientCredentialsFlow(
-                tokenEndpoint: endpoint.url, client: endpoint.client, scope: scope, resources: [resource]
-            ).obtainToken(for: context)
-        case .nonInteractive:
-            throw StepUpError(.interactionRequired, requirement: requirement, url: resource)
-        }
+        var parameters: [String: String] = [:]
+        if !requirement.acrValues.isEmpty { parameters["acr_values"] = requirement.acrValues.joined(separator: " ") }
+        if let maxAge = requirement.maxAge { parameters["max_age"] = String(maxAge) }
+        return try await method.obtainToken(
+            at: server, endpoint: endpoint, scope: Self.union(token.scope ?? self.scope, requirement.scope),
+            parameters: parameters, resources: [resource], redirectURI: redirectURI, account: account,
+            context: context
+        ) { StepUpError(.interactionRequired, requirement: requirement, url: resource) }
     }
 
     /// The scopes of `granted` followed by those of `required` it lacks; `nil` when both are empty.
