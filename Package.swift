@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
         .library(name: "PostgresTokenStore", targets: ["PostgresTokenStore"]),
+        .library(name: "MCPAuthentication", targets: ["MCPAuthentication"]),
         .executable(name: "authreq", targets: ["authreq"]),
     ],
     traits: [
@@ -29,6 +30,10 @@ let package = Package(
         .trait(
             name: "PostgreSQL",
             description: "Builds PostgresTokenStore, a token store on vapor/postgres-nio shared by many machines."
+        ),
+        .trait(
+            name: "MCP",
+            description: "Builds MCPAuthentication, an authorizer for the MCP Swift SDK's HTTP client transport."
         ),
         .trait(
             name: "OpenAPI",
@@ -50,6 +55,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         // Fetched and built only with the PostgreSQL trait enabled.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.25.0"),
+        // Fetched and built only with the MCP trait enabled.
+        .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
         // The `authreq` command-line tool's arguments; no library product uses it.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation`; adds no code to any product.
@@ -130,6 +137,13 @@ let package = Package(
         // The `authreq` command-line tool: its commands live in AuthreqCLI, so tests and the fuzz
         // targets can reach them; `authreq` only runs them.
         .target(
+            name: "MCPAuthentication",
+            dependencies: [
+                "ResourceDiscovery",
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
+            ]
+        ),
+        .target(
             name: "AuthreqCLI",
             dependencies: [
                 "CodeFlowOAuth", "DPoP", "ResourceDiscovery",
@@ -164,7 +178,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AuthenticatedRequests",
+                "AuthenticatedRequests", "ResourceDiscovery",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -225,6 +239,13 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "MCPAuthenticationTests",
+            dependencies: [
+                "MCPAuthentication", "TestSupport",
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
             ]
         ),
         .testTarget(

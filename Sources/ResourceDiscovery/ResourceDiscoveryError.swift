@@ -35,6 +35,12 @@ public struct ResourceDiscoveryError: Error, CustomStringConvertible, CustomDebu
     /// What happened, for people; URLs without query.
     public let message: String
 
+    /// ``Code/insecureURL`` for `url`: neither https nor http to a loopback address.
+    package static func insecure(_ url: URL) -> ResourceDiscoveryError {
+        ResourceDiscoveryError(
+            .insecureURL, "Refusing to authorize \(url.redactedForDisplay): use https (or http to a loopback address).")
+    }
+
     init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
