@@ -52,10 +52,8 @@
         /// Refuses an endpoint that is neither https nor http to a loopback address (unless the
         /// configuration allows insecure HTTP).
         public func validateEndpointSecurity(for endpoint: URL) throws {
-            let scheme = endpoint.scheme?.lowercased()
-            let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(endpoint.host?.lowercased() ?? "")
-            guard scheme == "https" || (scheme == "http" && (loopback || signIn.configuration.allowsInsecureHTTP))
-            else {
+            let plainHTTP = endpoint.scheme?.lowercased() == "http"
+            guard endpoint.isSafeForSecrets || (plainHTTP && signIn.configuration.allowsInsecureHTTP) else {
                 throw ResourceDiscoveryError.insecure(endpoint)
             }
         }

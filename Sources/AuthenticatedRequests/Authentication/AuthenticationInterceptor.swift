@@ -118,15 +118,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     public nonisolated var transport: any HTTPTransport { configuration.tokenTransport }
 
     /// The transport, clock and policy that refreshes use; also for calls such as revocation.
-    public nonisolated var context: AuthenticationContext {
-        AuthenticationContext(
-            transport: configuration.tokenTransport,
-            clock: configuration.clock,
-            allowsInsecureHTTP: configuration.allowsInsecureHTTP,
-            timeout: configuration.authorizationServerTimeout,
-            proofOfPossession: configuration.proofOfPossession
-        )
-    }
+    public nonisolated var context: AuthenticationContext { configuration.context }
 
     /// Creates an interceptor.
     ///
@@ -457,4 +449,18 @@ extension AuthenticationInterceptor: SecretHolding {
 package protocol SecretHolding: Sendable {
     /// The secret values of the credentials in play (current and previous).
     func secretsInPlay() -> [String]
+}
+
+extension AuthenticationInterceptor.Configuration {
+    /// The transport, clock and policy of this configuration, for requests to the authorization
+    /// server (refreshes, discovery, registration).
+    package var context: AuthenticationContext {
+        AuthenticationContext(
+            transport: tokenTransport,
+            clock: clock,
+            allowsInsecureHTTP: allowsInsecureHTTP,
+            timeout: authorizationServerTimeout,
+            proofOfPossession: proofOfPossession
+        )
+    }
 }

@@ -38,6 +38,17 @@ public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
         self.maxAge = maxAge
     }
 
+    /// The scopes of `granted` followed by those of ``scope`` that it lacks: what a step-up asks
+    /// for. `nil` when both are empty.
+    public func scope(addedTo granted: String?) -> String? {
+        var scopes: [String] = []
+        for item in [granted, scope].compactMap({ $0 }).flatMap({ $0.split(separator: " ") })
+        where !scopes.contains(String(item)) {
+            scopes.append(String(item))
+        }
+        return scopes.isEmpty ? nil : scopes.joined(separator: " ")
+    }
+
     /// The step-up `challenge` asks for, if it asks for one.
     public init?(challenge: AuthenticationChallenge) {
         guard let error = challenge.error else { return nil }

@@ -64,19 +64,15 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
         async throws -> OAuthToken
     {
         guard let signIn = stepUpSignIn else { throw StepUpError(.unsupported, requirement: requirement) }
-        var scopes: [String] = []
-        for scope in [signIn.scope, token.scope, requirement.scope].compactMap({ $0 })
-            .flatMap({ $0.split(separator: " ").map(String.init) }) where !scopes.contains(scope)
-        {
-            scopes.append(scope)
-        }
+        let granted = [signIn.scope, token.scope].compactMap { $0 }.joined(separator: " ")
+        let scope = requirement.scope(addedTo: granted) ?? signIn.scope
         let request = OpenIDAuthenticationRequest(
             maxAge: requirement.maxAge.map(TimeInterval.init),
             acrValues: requirement.acrValues.isEmpty ? nil : requirement.acrValues.joined(separator: " "))
         let nonce = AuthorizationRequest.makeState()
         let configuration = try AuthenticationConfiguration(
             metadata: signIn.metadata, client: endpoint.client, redirectURI: signIn.redirectURI,
-            scope: scopes.joined(separator: " "), additionalParameters: request.parameters(nonce: nonce),
+            scope: scope, additionalParameters: request.parameters(nonce: nonce),
             resources: endpoint.resources, pushesAuthorizationRequests: signIn.pushesAuthorizationRequests)
         let result = try await CodeFlowManager(
             configuration: configuration, userAgent: signIn.userAgent, context: context

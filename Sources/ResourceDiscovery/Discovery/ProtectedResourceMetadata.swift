@@ -157,13 +157,8 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
     public static func offered(by url: URL, context: AuthenticationContext) async throws
         -> ProtectedResourceMetadata?
     {
-        guard context.allowsInsecureHTTP || url.isSafeForSecrets else { return nil }
-        var probe = URLRequest(url: url)
-        probe.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (_, response) = try await context.transport.send(probe, options: context.authorizationServerOptions)
-        guard response.statusCode == 401 || response.statusCode == 403,
-            let metadataURL = metadataURL(
-                in: AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "")),
+        guard context.allowsInsecureHTTP || url.isSafeForSecrets,
+            let metadataURL = metadataURL(in: try await challenges(of: url, context: context)),
             context.allowsInsecureHTTP || metadataURL.isSafeForSecrets
         else { return nil }
         let reply = try await FormPost.get(metadataURL, context: context)
@@ -178,6 +173,16 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
             return nil
         }
         return metadata
+    }
+
+    /// The challenges of `url`'s answer to a request without any credential: those of a `401`
+    /// or `403`, none otherwise. Bounded like every authorization server request.
+    static func challenges(of url: URL, context: AuthenticationContext) async throws -> [AuthenticationChallenge] {
+        var probe = URLRequest(url: url)
+        probe.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (_, response) = try await context.transport.send(probe, options: context.authorizationServerOptions)
+        guard response.statusCode == 401 || response.statusCode == 403 else { return [] }
+        return AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "")
     }
 
     static func canonical(_ resource: URL) throws -> URL {

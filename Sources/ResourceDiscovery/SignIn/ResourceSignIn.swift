@@ -95,11 +95,7 @@ public struct ResourceSignIn: Sendable {
         scope: String? = nil
     ) {
         let registrar = ClientRegistrar(
-            policy: registration, store: store,
-            context: AuthenticationContext(
-                transport: configuration.tokenTransport, clock: configuration.clock,
-                allowsInsecureHTTP: configuration.allowsInsecureHTTP,
-                timeout: configuration.authorizationServerTimeout),
+            policy: registration, store: store, context: configuration.context,
             lockTimeout: configuration.storeLockTimeout)
         self.init(
             resource: resource, registrar: registrar, method: method, store: store, configuration: configuration,
@@ -155,20 +151,13 @@ public struct ResourceSignIn: Sendable {
     ///   ``ResourceDiscoveryError/Code/issuerMismatch``,
     ///   ``ResourceDiscoveryError/Code/noAuthorizationServer``; transport errors.
     public func discover() async throws -> Discovery {
-        let context = AuthenticationContext(
-            transport: configuration.tokenTransport, clock: configuration.clock,
-            allowsInsecureHTTP: configuration.allowsInsecureHTTP, timeout: configuration.authorizationServerTimeout)
+        let context = configuration.context
         guard resource.isSafeForSecrets || (configuration.allowsInsecureHTTP && resource.host != nil) else {
             throw ResourceDiscoveryError(
                 .insecureURL,
                 "Refusing to sign in to \(resource.redactedForDisplay): use https (or http to a loopback address).")
         }
-        var probe = URLRequest(url: resource)
-        probe.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (_, response) = try await context.transport.send(probe, options: context.authorizationServerOptions)
-        let challenges =
-            response.statusCode == 401 || response.statusCode == 403
-            ? AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "") : []
+        let challenges = try await ProtectedResourceMetadata.challenges(of: resource, context: context)
         let resourceMetadata = try await ProtectedResourceMetadata.discover(
             for: resource, challenges: challenges, context: context)
         let issuer =

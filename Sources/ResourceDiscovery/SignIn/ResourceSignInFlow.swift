@@ -99,20 +99,10 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
         if !requirement.acrValues.isEmpty { parameters["acr_values"] = requirement.acrValues.joined(separator: " ") }
         if let maxAge = requirement.maxAge { parameters["max_age"] = String(maxAge) }
         return try await method.obtainToken(
-            at: server, endpoint: endpoint, scope: Self.union(token.scope ?? self.scope, requirement.scope),
+            at: server, endpoint: endpoint, scope: requirement.scope(addedTo: token.scope ?? self.scope),
             parameters: parameters, resources: [resource], redirectURI: redirectURI, account: account,
             context: context
         ) { StepUpError(.interactionRequired, requirement: requirement, url: resource) }
-    }
-
-    /// The scopes of `granted` followed by those of `required` it lacks; `nil` when both are empty.
-    static func union(_ granted: String?, _ required: String?) -> String? {
-        var scopes: [String] = []
-        for scope in [granted, required].compactMap({ $0 }).flatMap({ $0.split(separator: " ").map(String.init) })
-        where !scopes.contains(scope) {
-            scopes.append(scope)
-        }
-        return scopes.isEmpty ? nil : scopes.joined(separator: " ")
     }
 
     /// Refreshes `token` at the token endpoint, naming the resource.
