@@ -152,6 +152,14 @@ let package = Package(
         ),
         .executableTarget(name: "authreq", dependencies: ["AuthreqCLI"]),
         .executableTarget(
+            name: "mcp-client-example",
+            dependencies: [
+                "MCPAuthentication", "CodeFlowOAuth", "ResourceDiscovery",
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
+            ],
+            path: "Sources/mcp-client-example"
+        ),
+        .executableTarget(
             name: "authreq-example",
             dependencies: ["CodeFlowOAuth"],
             path: "Sources/authreq-example"
@@ -161,7 +169,8 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect", "DPoP",
-                "AsyncHTTPClientTransport",
+                "AsyncHTTPClientTransport", "MCPAuthentication",
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
@@ -244,7 +253,7 @@ let package = Package(
         .testTarget(
             name: "MCPAuthenticationTests",
             dependencies: [
-                "MCPAuthentication", "TestSupport",
+                "MCPAuthentication", "TestSupport", "DPoP",
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
             ]
         ),
@@ -268,7 +277,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
-                "OpenIDConnect", "DPoP", "ResourceDiscovery",
+                "OpenIDConnect", "DPoP", "ResourceDiscovery", "mcp-client-example",
                 "PostgresTokenStore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(

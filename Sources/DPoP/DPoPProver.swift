@@ -78,10 +78,28 @@ public final class DPoPProver: ProofOfPossession {
 
     /// Sets the `DPoP` header of `request` to a fresh proof signed with `key`.
     public func prove(_ request: inout URLRequest, with key: BoundKey, accessToken: String?) async throws {
+        try setProof(on: &request, signedWith: try await signingKey(for: key), accessToken: accessToken)
+    }
+
+    /// Sets the `DPoP` header of `request` to a fresh proof now, when the key `key` names is
+    /// loaded (``prove(_:with:accessToken:)`` or ``key(for:)`` used it before); signing is all it
+    /// does: no I/O, no waiting.
+    ///
+    /// - Returns: `false` when the key is not loaded yet.
+    public func proveImmediately(_ request: inout URLRequest, with key: BoundKey, accessToken: String?) throws -> Bool {
+        guard let signingKey = signingKeys.withLock({ $0[key.thumbprint] }) else { return false }
+        try setProof(on: &request, signedWith: signingKey, accessToken: accessToken)
+        return true
+    }
+
+    private func setProof(
+        on request: inout URLRequest, signedWith signingKey: DPoPProof.SigningKey, accessToken: String?
+    )
+        throws
+    {
         guard let url = request.url else {
             throw DPoPError(.invalidRequest, "A request without URL cannot carry a DPoP proof.")
         }
-        let signingKey = try await signingKey(for: key)
         let target = try ProofTarget(url)
         let proof = try DPoPProof.make(
             key: signingKey,

@@ -1,5 +1,6 @@
 #if MCP
     import AuthenticatedRequests
+    import DPoP
     import Foundation
     import MCPAuthentication
     import ResourceDiscovery
@@ -86,6 +87,122 @@
             }
             try authorizer.validateEndpointSecurity(for: URL(string: "http://127.0.0.1:8080/mcp")!)
             try authorizer.validateEndpointSecurity(for: endpoint)
+        }
+        /// The claims of a DPoP proof.
+        func claims(ofProof proof: String) throws -> [String: Any] {
+            let parts = proof.split(separator: ".")
+            #expect(parts.count == 3)
+            var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+")
+                .replacingOccurrences(of: "_", with: "/")
+            while payload.count % 4 != 0 { payload += "=" }
+            let data = try #require(Data(base64Encoded: payload))
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+
+        func dpopSignedIn() async throws -> (ResourceNetwork, MCPAuthorizer) {
+            let network = ResourceNetwork()
+            network.settings.withLock { $0.tokenType = "DPoP" }
+            let authorizer = MCPAuthorizer(
+                signIn: network.signIn(proofOfPossession: DPoPProver(clock: network.clock)))
+            _ = try await authorizer.handleChallenge(
+                statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil, session: URLSession.shared)
+            return (network, authorizer)
+        }
+
+        @Test func everyRequestTheTransportSendsGetsAFreshDPoPProofForItsMethod() async throws {
+            let (network, authorizer) = try await dpopSignedIn()
+            let header = try #require(authorizer.authorizationHeader(for: endpoint))
+            #expect(header.hasPrefix("DPoP at-authorization_code-"))
+            #expect(network.requests(to: "/token").allSatisfy { $0.value(forHTTPHeaderField: "DPoP") != nil })
+
+            var proofs: [[String: Any]] = []
+            for method in ["POST", "GET", "DELETE"] {
+                var request = URLRequest(url: endpoint)
+                request.httpMethod = method
+                request.setValue(header, forHTTPHeaderField: "Authorization")
+                let modified = authorizer.modify(request)
+                #expect(modified.value(forHTTPHeaderField: "Authorization") == header)
+                let proof = try #require(modified.value(forHTTPHeaderField: "DPoP"), "a proof on \(method)")
+                let claims = try claims(ofProof: proof)
+                #expect(claims["htm"] as? String == method)
+                #expect(claims["htu"] as? String == endpoint.absoluteString)
+                #expect(claims["ath"] is String, "bound to the access token")
+                proofs.append(claims)
+            }
+            #expect(Set(proofs.compactMap { $0["jti"] as? String }).count == 3, "a new jti each time")
+
+            // A request the transport sent without our header is left alone.
+            let bare = authorizer.modify(URLRequest(url: endpoint))
+            #expect(bare.value(forHTTPHeaderField: "DPoP") == nil)
+        }
+
+        @Test func aDPoPNonceChallengeIsAnsweredOnceWithTheNonceAndNoRefresh() async throws {
+            let (network, authorizer) = try await dpopSignedIn()
+            let handled = try await authorizer.handleChallenge(
+                statusCode: 401,
+                headers: ["WWW-Authenticate": #"DPoP error="use_dpop_nonce""#, "DPoP-Nonce": "n-42"],
+                endpoint: endpoint, operationKey: "tools/list", session: URLSession.shared)
+            #expect(handled)
+            #expect(tokenRequests(network, grant: "refresh_token") == 0, "a nonce is not a refresh")
+            var request = URLRequest(url: endpoint)
+            request.httpMethod = "POST"
+            request.setValue(
+                try #require(authorizer.authorizationHeader(for: endpoint)), forHTTPHeaderField: "Authorization")
+            let proof = try #require(authorizer.modify(request).value(forHTTPHeaderField: "DPoP"))
+            #expect(try claims(ofProof: proof)["nonce"] as? String == "n-42")
+        }
+
+        @Test func aStepUpIsAnsweredOncePerOperationThenRefused() async throws {
+            let network = ResourceNetwork()
+            let browser = ResourceNetwork.Browser(issuer: nil)
+            let authorizer = MCPAuthorizer(signIn: network.signIn(browser: browser))
+            _ = try await authorizer.handleChallenge(
+                statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil, session: URLSession.shared)
+            let insufficient = [
+                "WWW-Authenticate": #"Bearer error="insufficient_scope", scope="notes:admin""#
+            ]
+            let stepped = try await authorizer.handleChallenge(
+                statusCode: 403, headers: insufficient, endpoint: endpoint, operationKey: "call-1",
+                session: URLSession.shared)
+            #expect(stepped)
+            #expect(browser.opened.withLock { $0.count } == 2, "one re-authorization")
+            let scope = browser.opened.withLock { $0.last }.flatMap {
+                URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "scope" }?.value
+            }
+            #expect(scope?.split(separator: " ").contains("notes:admin") == true)
+
+            await #expect(throws: StepUpError.self) {
+                _ = try await authorizer.handleChallenge(
+                    statusCode: 403, headers: insufficient, endpoint: endpoint, operationKey: "call-1",
+                    session: URLSession.shared)
+            }
+            #expect(browser.opened.withLock { $0.count } == 2, "no loop: the same challenge is refused")
+            #expect(authorizer.lastError is StepUpError)
+        }
+
+        @Test func aResourceThatMovedToAnotherAuthorizationServerIsSignedInToThereWithANewClient() async throws {
+            let network = ResourceNetwork()
+            let browser = ResourceNetwork.Browser(issuer: nil)
+            let authorizer = MCPAuthorizer(signIn: network.signIn(browser: browser))
+            _ = try await authorizer.handleChallenge(
+                statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil, session: URLSession.shared)
+            let before = try #require(authorizer.authorizationHeader(for: endpoint))
+
+            network.settings.withLock { $0.issuer = "https://auth2.example.com" }  // the metadata names AS₂ now
+            let handled = try await authorizer.handleChallenge(
+                statusCode: 401, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#],
+                endpoint: endpoint, operationKey: "tools/list", session: URLSession.shared)
+            #expect(handled)
+            #expect(try #require(authorizer.authorizationHeader(for: endpoint)) != before)
+            #expect(network.registrations.withLock { $0 } == 2, "registered again at the new server")
+            let atNewServer = network.requests.withLock { $0 }.filter { $0.url?.host == "auth2.example.com" }
+            #expect(!atNewServer.isEmpty)
+            for request in atNewServer {
+                let form = ResourceNetwork.form(request)
+                #expect(!form.contains { $0.0 == "client_id" && $0.1 == "client-1" }, "AS₁'s client never reaches AS₂")
+                #expect(request.value(forHTTPHeaderField: "Authorization")?.contains("Y2xpZW50LTE6") != true)
+            }
+            #expect(browser.opened.withLock { $0.last?.host } == "auth2.example.com")
         }
     }
 #endif

@@ -40,6 +40,15 @@ package struct BrowserSimulator: Sendable {
     }
 }
 
+/// A TCP port of 127.0.0.1 that was free a moment ago (bound, read, released).
+package func freeLoopbackPort() async throws -> Int {
+    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .bind(host: "127.0.0.1", port: 0).get()
+    defer { channel.close(promise: nil) }
+    guard let port = channel.localAddress?.port else { throw ChannelError.unknownLocalAddress }
+    return port
+}
+
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
 package func isListening(port: Int) async -> Bool {
     do {

@@ -24,6 +24,8 @@ package final class ResourceNetwork: Sendable {
         package var cimdSupported = false
         package var registrationReply: String? = nil
         package var tokenError: String? = nil
+        /// The `token_type` of issued tokens (`DPoP` for a DPoP-bound token).
+        package var tokenType = "Bearer"
         package init(
             resource: String = "https://api.example.com/mcp", metadataResource: String? = nil,
             metadataIssuer: String? = nil, challengeMethods: String = #"["S256"]"#,
@@ -106,7 +108,7 @@ package final class ResourceNetwork: Sendable {
                 return try InMemoryTransport.reply(
                     to: request,
                     json:
-                        #"{"access_token":"at-\#(grant)-\#(UUID().uuidString)","token_type":"Bearer","expires_in":60,"#
+                        #"{"access_token":"at-\#(grant)-\#(UUID().uuidString)","token_type":"\#(settings.tokenType)","expires_in":60,"#
                         + #""refresh_token":"rt-\#(UUID().uuidString)"}"#)
             default:
                 return try InMemoryTransport.reply(to: request, status: 404, json: "{}")
@@ -114,20 +116,22 @@ package final class ResourceNetwork: Sendable {
         }
     }
 
-    /// A user agent that approves at once, answering with the server's `iss`.
+    /// A user agent that approves at once, answering with the server's `iss`: `issuer`, or the
+    /// origin of the authorization endpoint when `nil`.
     package struct Browser: AuthorizationUserAgent {
         package let opened = Locked<[URL]>([])
-        package let issuer: String
-        package init(issuer: String) { self.issuer = issuer }
+        package let issuer: String?
+        package init(issuer: String?) { self.issuer = issuer }
         package func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession {
             Session(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!, opened: opened, issuer: issuer)
         }
         struct Session: AuthorizationUserAgentSession {
             let redirectURI: URL
             let opened: Locked<[URL]>
-            let issuer: String
+            let issuer: String?
             func present(_ authorizationURL: URL) async throws -> URL {
                 opened.withLock { $0.append(authorizationURL) }
+                let issuer = self.issuer ?? "https://\(authorizationURL.host ?? "")"
                 let items = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
                 let state = items.first { $0.name == "state" }?.value ?? ""
                 return URL(string: "\(redirectURI.absoluteString)?code=c0de&state=\(state)&iss=\(issuer)")!
@@ -138,7 +142,8 @@ package final class ResourceNetwork: Sendable {
 
     package func signIn(
         method: ResourceSignIn.Method? = nil, policy: ClientRegistrationPolicy = .dynamic(clientName: "Notes"),
-        store: any TokenStore = InMemoryTokenStore(), browser: Browser? = nil, resource: String? = nil
+        store: any TokenStore = InMemoryTokenStore(), browser: Browser? = nil, resource: String? = nil,
+        proofOfPossession: (any ProofOfPossession)? = nil
     ) -> ResourceSignIn {
         let settings = self.settings.withLock { $0 }
         return ResourceSignIn(
@@ -146,6 +151,6 @@ package final class ResourceNetwork: Sendable {
             registration: policy,
             method: method ?? .browser(browser ?? Browser(issuer: settings.issuer)),
             store: store,
-            configuration: .init(clock: clock, tokenTransport: transport))
+            configuration: .init(clock: clock, tokenTransport: transport, proofOfPossession: proofOfPossession))
     }
 }

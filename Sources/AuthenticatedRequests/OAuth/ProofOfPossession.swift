@@ -29,6 +29,20 @@ public protocol ProofOfPossession: Sendable {
     /// proofs, and returns `true` when it asks for the request once more with that nonce (`error`
     /// is the OAuth error of the body or of the `WWW-Authenticate` challenge, if any).
     func didReceive(_ response: HTTPURLResponse, error: OAuthErrorCode?, for request: URLRequest) -> Bool
+    /// Adds a proof for `request` now, without waiting: for callers that must set headers
+    /// synchronously (an HTTP client's request hook). It may only use a key that
+    /// ``prove(_:with:accessToken:)`` has already loaded, and does no I/O.
+    ///
+    /// - Returns: `false` when it cannot prove now (the key is not loaded yet): send the request
+    ///   without the token, or prove it the asynchronous way. The default always returns `false`.
+    func proveImmediately(_ request: inout URLRequest, with key: BoundKey, accessToken: String?) throws -> Bool
+}
+
+extension ProofOfPossession {
+    /// `false`: this proof can only be made asynchronously.
+    public func proveImmediately(_ request: inout URLRequest, with key: BoundKey, accessToken: String?) throws
+        -> Bool
+    { false }
 }
 
 extension OAuthToken {

@@ -50,8 +50,10 @@ package final class LoopbackRedirectReceiver: Sendable {
         self.redirectURI = redirectURI
     }
 
-    /// Starts listening on an ephemeral port of `127.0.0.1`.
-    package static func start(path: String, limits: Limits = Limits()) async throws -> LoopbackRedirectReceiver {
+    /// Starts listening on `port` of `127.0.0.1` (an ephemeral port when `0`).
+    package static func start(path: String, port requestedPort: Int = 0, limits: Limits = Limits()) async throws
+        -> LoopbackRedirectReceiver
+    {
         let waiter = RedirectWaiter()
         let expectedState = Locked<String?>(nil)
         let connections = ConnectionRegistry(maximum: limits.maximumConnections)
@@ -71,7 +73,7 @@ package final class LoopbackRedirectReceiver: Sendable {
                     )
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
+            .bind(host: "127.0.0.1", port: requestedPort)
             .get()
         guard let port = channel.localAddress?.port, let url = URL(string: "http://127.0.0.1:\(port)\(path)") else {
             try? await channel.close()

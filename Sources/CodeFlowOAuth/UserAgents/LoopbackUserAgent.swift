@@ -59,11 +59,13 @@ public struct LoopbackUserAgent: AuthorizationUserAgent {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// Listens on an ephemeral loopback port; the session's redirect URI keeps the path of
-    /// `redirectURI` and carries that port.
+    /// Listens on a loopback port: an ephemeral one (RFC 8252 §7.3: the server must accept any
+    /// port) unless `redirectURI` names a port, for servers that compare redirect URIs exactly
+    /// (the MCP Python SDK's, for one). The session's redirect URI keeps the path of
+    /// `redirectURI` and carries the port.
     public func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession {
         let path = redirectURI.path.isEmpty ? "/" : redirectURI.path
-        let receiver = try await LoopbackRedirectReceiver.start(path: path)
+        let receiver = try await LoopbackRedirectReceiver.start(path: path, port: redirectURI.port ?? 0)
         return Session(receiver: receiver, agent: self)
     }
 

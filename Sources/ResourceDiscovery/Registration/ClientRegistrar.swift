@@ -59,7 +59,7 @@ public actor ClientRegistrar {
                         : "registration other than a client ID metadata document, "
                             + "which the server does not support."))
         }
-        return try await registration(at: metadata).clientAuthentication
+        return try await registration(at: metadata).clientAuthentication.with(policy.compatibility)
     }
 
     /// The client known for `metadata`'s server without any request: pre-registered, a Client ID
@@ -75,7 +75,7 @@ public actor ClientRegistrar {
             let stored = try? JSONDecoder().decode(RegisteredClient.self, from: data),
             stored.issuer == metadata.issuer, !stored.hasExpired(at: context.clock.now)
         else { return nil }
-        return stored.clientAuthentication
+        return stored.clientAuthentication.with(policy.compatibility)
     }
 
     /// The stored dynamic registration at `metadata`'s issuer, or a new one.

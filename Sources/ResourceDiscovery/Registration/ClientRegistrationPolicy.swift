@@ -25,6 +25,11 @@ public struct ClientRegistrationPolicy: Sendable {
     public var dynamicRegistration: ClientMetadata?
     /// An initial access token for servers that require one to register (RFC 7591 §3).
     public var initialAccessToken: String?
+    /// The switches for servers that deviate from the RFCs, applied to the clients this policy
+    /// registers dynamically; none unless given. MCP servers built on the MCP Python SDK need
+    /// `.clientIDInBodyWithBasicAuthentication`: their token endpoint reads `client_id` from the
+    /// body even from a client that authenticates with HTTP Basic.
+    public var compatibility: ServerCompatibility = []
 
     /// Creates a policy; with no argument, nothing can be registered and only
     /// ``preRegistered`` clients work.
@@ -43,16 +48,20 @@ public struct ClientRegistrationPolicy: Sendable {
     }
 
     /// Dynamic registration of a public native app that signs in through a loopback redirect
-    /// (`http://127.0.0.1/callback`, any port: RFC 8252 §7.3).
+    /// (`http://127.0.0.1/callback`, any port: RFC 8252 §7.3), with `compatibility` switches
+    /// for the registered client.
     public static func dynamic(
         clientName: String,
         redirectURIs: [URL] = [ResourceSignIn.defaultRedirectURI],
         softwareID: String? = nil,
-        softwareVersion: String? = nil
+        softwareVersion: String? = nil,
+        compatibility: ServerCompatibility = []
     ) -> ClientRegistrationPolicy {
-        ClientRegistrationPolicy(
+        var policy = ClientRegistrationPolicy(
             dynamicRegistration: ClientMetadata(
                 clientName: clientName, redirectURIs: redirectURIs, softwareID: softwareID,
                 softwareVersion: softwareVersion))
+        policy.compatibility = compatibility
+        return policy
     }
 }

@@ -1,0 +1,107 @@
+// The MCP example: an MCP client (the MCP Swift SDK's `Client` over its `HTTPClientTransport`)
+// that signs in to a protected MCP server from nothing but its URL, then lists the server's tools
+// and calls one. The sign-in (RFC 9728 discovery, client registration, a browser sign-in with PKCE
+// and `resource`) happens at the first 401; the session is kept in a token folder, so the next
+// run signs in with no browser, and an expired access token is refreshed once, however many
+// calls are waiting for it.
+//
+// Usage: mcp-client-example SERVER_URL TOKEN_FOLDER [--client-name NAME] [--concurrent N]
+//                           [--redirect-port PORT] [--no-browser] [TOOL [KEY=VALUE ...]]
+//   The browser is the system's ($BROWSER or xdg-open on Linux, `open` on macOS).
+//   --no-browser  fail instead of opening a browser (a run that must restore a session).
+//   --concurrent  call the tool N times at once.
+//   --redirect-port  register and listen on http://127.0.0.1:PORT/callback, for servers that
+//                 compare redirect URIs exactly (RFC 8252 §7.3 says any port must do; the MCP
+//                 Python SDK's server does not).
+// Build it with the MCP trait: swift build --traits MCP --product mcp-client-example
+#if MCP
+    import AuthenticatedRequests
+    import CodeFlowOAuth
+    import Foundation
+    import MCP
+    import MCPAuthentication
+    import ResourceDiscovery
+
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    /// Removes `--name VALUE` from `arguments` and returns the value.
+    func option(_ name: String, in arguments: inout [String]) -> String? {
+        guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+        defer { arguments.removeSubrange(index...(index + 1)) }
+        return arguments[index + 1]
+    }
+    /// Removes `--name` from `arguments` and says whether it was there.
+    func flag(_ name: String, in arguments: inout [String]) -> Bool {
+        guard let index = arguments.firstIndex(of: name) else { return false }
+        arguments.remove(at: index)
+        return true
+    }
+    let clientName = option("--client-name", in: &arguments) ?? "mcp-client-example"
+    let concurrent = Int(option("--concurrent", in: &arguments) ?? "1") ?? 1
+    let noBrowser = flag("--no-browser", in: &arguments)
+    let redirectURI =
+        option("--redirect-port", in: &arguments).flatMap { URL(string: "http://127.0.0.1:\($0)/callback") }
+        ?? ResourceSignIn.defaultRedirectURI
+    guard arguments.count >= 2, let server = URL(string: arguments[0]) else {
+        FileHandle.standardError.write(
+            Data("usage: mcp-client-example SERVER_URL TOKEN_FOLDER [--client-name NAME] [TOOL [KEY=VALUE ...]]\n".utf8)
+        )
+        exit(2)
+    }
+    let tokens = URL(fileURLWithPath: arguments[1], isDirectory: true)
+    let tool = arguments.count > 2 ? arguments[2] : nil
+    var toolArguments: [String: Value] = [:]
+    for pair in arguments.dropFirst(3) {
+        let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { continue }
+        toolArguments[parts[0]] = Int(parts[1]).map(Value.int) ?? .string(parts[1])
+    }
+
+    let configuration = OAuthAuthenticator.Configuration()
+    let signIn = ResourceSignIn(
+        resource: server,
+        registration: .dynamic(
+            clientName: clientName, redirectURIs: [redirectURI],
+            compatibility: .clientIDInBodyWithBasicAuthentication),  // the MCP Python SDK's servers need it
+        method: noBrowser ? .nonInteractive : .browser(LoopbackUserAgent()),
+        store: FileTokenStore(directory: tokens),
+        configuration: configuration,
+        redirectURI: redirectURI)
+    let authorizer = MCPAuthorizer(signIn: signIn)
+    let transport = HTTPClientTransport(
+        endpoint: server, streaming: false, authorizer: authorizer, requestModifier: authorizer.modify)
+    let client = Client(name: clientName, version: "1.0")
+
+    do {
+        _ = try await client.connect(transport: transport)
+        let (tools, _) = try await client.listTools()
+        print("tools: \(tools.map(\.name).sorted().joined(separator: ", "))")
+        if let tool {
+            let results = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<max(concurrent, 1) {
+                    group.addTask {
+                        let (content, isError) = try await client.callTool(name: tool, arguments: toolArguments)
+                        let texts = content.compactMap { item -> String? in
+                            if case .text(let text, _, _) = item { return text }
+                            return nil
+                        }
+                        return (isError == true ? "error: " : "") + texts.joined(separator: " ")
+                    }
+                }
+                var results: [String] = []
+                for try await result in group { results.append(result) }
+                return results
+            }
+            for result in results { print("\(tool): \(result)") }
+        }
+        await client.disconnect()
+    } catch {
+        // The transport passes on only the text of an authorization error; the authorizer keeps it whole.
+        let detail = authorizer.lastError.map { String(describing: $0) } ?? String(describing: error)
+        FileHandle.standardError.write(Data("error: \(detail)\n".utf8))
+        exit(1)
+    }
+#else
+    import Foundation
+    FileHandle.standardError.write(Data("Build with the MCP trait: swift build --traits MCP\n".utf8))
+    exit(2)
+#endif

@@ -1,0 +1,138 @@
+import AuthenticatedRequests
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The MCP server that `Scripts/test` starts (the MCP Python SDK, `Tests/MCPServer`); its MCP
+/// endpoint comes in `AUTHREQ_TEST_MCP`.
+enum TestMCPServer {
+    static let url: URL? = ProcessInfo.processInfo.environment["AUTHREQ_TEST_MCP"].flatMap(URL.init(string:))
+    static let isConfigured = url != nil
+    static let notRunReason: Comment =
+        "AUTHREQ_TEST_MCP is not set, so the MCP end-to-end tests were NOT run. Run Scripts/test to run them."
+
+    static var endpoint: URL {
+        get throws { try #require(url, notRunReason) }
+    }
+
+    /// The server's counts: registrations, authorizations, code exchanges and refreshes, also
+    /// per client name (`refresh:<name>`), and rotated refresh tokens presented again.
+    static func stats() async throws -> [String: Int] {
+        let stats = try #require(URL(string: "/test/stats", relativeTo: try endpoint))
+        let (data, _) = try await URLSession.shared.data(from: stats)
+        return (try JSONSerialization.jsonObject(with: data) as? [String: Int]) ?? [:]
+    }
+}
+
+/// Guards against a silent skip: in CI (`CI` set) the MCP server must be there.
+@Test func mcpEndToEndTestsHaveAServerInCI() {
+    if ProcessInfo.processInfo.environment["CI"] != nil {
+        #expect(TestMCPServer.isConfigured, "CI must run the MCP end-to-end tests: use Scripts/test")
+    }
+}
+
+/// The MCP example (`mcp-client-example`: the MCP Swift SDK's `Client` over its
+/// `HTTPClientTransport`, with `MCPAuthorizer`) against the MCP Python SDK's server, each step a
+/// new process with nothing but the server's URL and a token folder.
+@Suite(.enabled(if: TestMCPServer.isConfigured, TestMCPServer.notRunReason))
+struct MCPPythonServerEndToEndTests {
+    /// The example client, built next to the test binary.
+    static var example: URL {
+        TestHelperProcess.executable.deletingLastPathComponent().appendingPathComponent("mcp-client-example")
+    }
+
+    /// A sign-in's setup of its own: a client name, a token folder and a browser script.
+    struct Setup {
+        let name: String
+        let tokens: URL
+        let browser: URL
+        let redirectPort: Int
+
+        init(name: String) async throws {
+            self.name = name
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mcp-e2e-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            tokens = folder.appendingPathComponent("tokens")
+            // The user who clicks "Allow": follows the authorization URL and its redirects.
+            browser = folder.appendingPathComponent("browser.sh")
+            try "#!/bin/sh\nexec curl -s -L -o /dev/null \"$1\"\n".write(to: browser, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: browser.path)
+            redirectPort = try await freeLoopbackPort()
+        }
+
+        /// Runs the example: `--no-browser` unless `browser`, then `arguments` (a tool call).
+        func run(browser useBrowser: Bool = false, _ arguments: [String]) async throws -> TestHelperProcess.Outcome {
+            var all = [
+                try TestMCPServer.endpoint.absoluteString, tokens.path, "--client-name", name,
+                "--redirect-port", String(redirectPort),
+            ]
+            if !useBrowser { all.append("--no-browser") }
+            return try await TestHelperProcess.run(
+                MCPPythonServerEndToEndTests.example, all + arguments,
+                environment: ["BROWSER": useBrowser ? browser.path : "/bin/false"])
+        }
+
+        /// The refresh token of the stored session.
+        func storedRefreshToken() throws -> String? {
+            let files = try FileManager.default.contentsOfDirectory(at: tokens, includingPropertiesForKeys: nil)
+                .filter { $0.lastPathComponent.contains("resource") && $0.pathExtension == "json" }
+            let file = try #require(files.first, "a stored session")
+            let token = try JSONDecoder().decode(OAuthToken.self, from: try Data(contentsOf: file))
+            return token.refreshToken
+        }
+    }
+
+    func signInThenRefresh(name: String, rotates: Bool) async throws {
+        let setup = try await Setup(name: name)
+
+        // 1. A fresh process with only the URL: discovery, registration, browser, tools/list, a call.
+        let first = try await setup.run(browser: true, ["echo", "text=hello"])
+        #expect(first.status == 0)
+        #expect(first.output.contains("tools: add, echo"))
+        #expect(first.output.contains("echo: hello"))
+        var stats = try await TestMCPServer.stats()
+        #expect(stats["registered:\(name)"] == 1)
+        #expect(stats["authorize:\(name)"] == 1)
+
+        // 2. A second process restores the session: no browser (it would fail), no registration.
+        let second = try await setup.run(["add", "a=2", "b=3"])
+        #expect(second.status == 0, "restored without a browser")
+        #expect(second.output.contains("add: 5"))
+        let before = try setup.storedRefreshToken()
+        #expect(before != nil)
+
+        // 3. The access token expires (4 s); 8 concurrent calls in a new process: one refresh.
+        try await Task.sleep(for: .seconds(5))
+        let third = try await setup.run(["--concurrent", "8", "add", "a=20", "b=22"])
+        #expect(third.status == 0)
+        #expect(third.output.components(separatedBy: "add: 42").count - 1 == 8)
+        stats = try await TestMCPServer.stats()
+        #expect(stats["refresh:\(name)"] == 1, "one refresh for eight concurrent calls")
+        #expect(stats["registered:\(name)"] == 1 && stats["authorize:\(name)"] == 1, "no new sign-in")
+
+        // 4. The refresh token is still there: rotated, or kept when the server does not rotate.
+        let after = try #require(try setup.storedRefreshToken(), "the refresh token survives the refresh")
+        if rotates { #expect(after != before) } else { #expect(after == before) }
+
+        // 5. And it works once more after the next expiry.
+        try await Task.sleep(for: .seconds(5))
+        let fourth = try await setup.run(["echo", "text=again"])
+        #expect(fourth.status == 0)
+        #expect(fourth.output.contains("echo: again"))
+        stats = try await TestMCPServer.stats()
+        #expect(stats["refresh:\(name)"] == 2)
+        #expect(stats["authorize:\(name)"] == 1, "never the browser again")
+    }
+
+    @Test func fromTheURLAloneThenRestoredThenOneRefreshForConcurrentCalls() async throws {
+        try await signInThenRefresh(name: "mcp-e2e-\(UUID().uuidString.prefix(8))", rotates: true)
+    }
+
+    @Test func aServerThatDoesNotRotateRefreshTokensKeepsTheSessionAlive() async throws {
+        try await signInThenRefresh(name: "mcp-e2e-no-rotate-\(UUID().uuidString.prefix(8))", rotates: false)
+    }
+}
