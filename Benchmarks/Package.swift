@@ -12,7 +12,7 @@ let package = Package(
     name: "AuthenticatedRequestsBenchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: "..", traits: ["AsyncHTTPClient", "PostgreSQL"]),
+        .package(path: "..", traits: ["AsyncHTTPClient", "MCP", "PostgreSQL"]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.25.0"),
@@ -52,6 +52,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OpenIDConnect", package: rootIdentity),
                 .product(name: "DPoP", package: rootIdentity),
+                .product(name: "MCPAuthentication", package: rootIdentity),
+                .product(name: "ResourceDiscovery", package: rootIdentity),
+                .product(name: "OAuthFlows", package: rootIdentity),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -22,6 +22,7 @@ let benchmarks: @Sendable () -> Void = {
     fleetBenchmarks()
     openIDBenchmarks()
     dpopBenchmarks()
+    mcpBenchmarks()
     let timeAndAllocations: [BenchmarkMetric] = [.wallClock, .cpuTotal, .mallocCountTotal, .throughput]
 
     // 1. Overhead: the same in-memory request with and without authentication.
