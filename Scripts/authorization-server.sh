@@ -57,13 +57,17 @@ authreq_on_exit() {
     trap 'eval "$AUTHREQ_EXIT_COMMANDS"; trap - EXIT; exit 130' INT TERM
 }
 
-stop_authorization_server() {
-    if [ -n "${AUTHREQ_SERVER_PID:-}" ]; then
-        kill "$AUTHREQ_SERVER_PID" 2>/dev/null || true
-        wait "$AUTHREQ_SERVER_PID" 2>/dev/null || true
-        AUTHREQ_SERVER_PID=""
+# Stops the process whose id the variable named $1 holds (if any) and empties the variable.
+stop_process_in() {
+    local pid="${!1:-}"
+    if [ -n "$pid" ]; then
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        eval "$1=''"
     fi
 }
+
+stop_authorization_server() { stop_process_in AUTHREQ_SERVER_PID; }
 
 start_authorization_server() {
     local lifetime="${1:-3600}"

@@ -7,13 +7,7 @@
 AUTHREQ_MCP_VENV="$AUTHREQ_ROOT/.build/mcp-server-venv"
 AUTHREQ_MCP_REQUIREMENTS="$AUTHREQ_ROOT/Tests/MCPServer/requirements.txt"
 
-stop_mcp_server() {
-    if [ -n "${AUTHREQ_MCP_PID:-}" ]; then
-        kill "$AUTHREQ_MCP_PID" 2>/dev/null || true
-        wait "$AUTHREQ_MCP_PID" 2>/dev/null || true
-        AUTHREQ_MCP_PID=""
-    fi
-}
+stop_mcp_server() { stop_process_in AUTHREQ_MCP_PID; }
 
 start_mcp_server() {
     local lifetime="${1:-3600}"
