@@ -278,7 +278,9 @@ let package = Package(
             dependencies: [
                 "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
                 "OpenIDConnect", "DPoP", "ResourceDiscovery", "mcp-client-example",
-                "PostgresTokenStore",
+                "PostgresTokenStore", "MCPAuthentication",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),

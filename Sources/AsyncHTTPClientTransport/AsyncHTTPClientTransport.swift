@@ -164,8 +164,10 @@
             let race = OneShot<ByteBuffer>()
             let work = Task { race.finish(with: await Result { try await body.collect(upTo: limit) }) }
             let timer = eventLoop.scheduleTask(deadline: deadline) {
-                work.cancel()
+                // The timeout is delivered before the work is cancelled: the other order let a
+                // fast-cancelled collection deliver its CancellationError first (seen under load).
                 race.finish(with: .failure(timeoutError()))
+                work.cancel()
             }
             defer {
                 timer.cancel()

@@ -74,6 +74,30 @@ import Testing
             ])
     }
 
+    @Test(arguments: ["https://api.example.com", "https://api.example.com/"])
+    func theRootDocumentMayNameTheOriginItWasMadeFrom(resource: String) async throws {
+        let context = context([
+            "https://api.example.com/.well-known/oauth-protected-resource":
+                #"{"resource":"\#(resource)","authorization_servers":["https://auth.example.com"]}"#
+        ])
+        let metadata = try await ProtectedResourceMetadata.discover(
+            for: URL(string: "https://api.example.com/mcp")!, context: context)
+        #expect(metadata.resource.absoluteString == resource)
+    }
+
+    @Test func aDocumentNamedByTheChallengeMustNameTheResourceItself() async throws {
+        let metadataURL = "https://api.example.com/.well-known/oauth-protected-resource"
+        let context = context([
+            metadataURL: #"{"resource":"https://api.example.com","authorization_servers":["https://auth.example.com"]}"#
+        ])
+        let challenges = AuthenticationChallenge.parse(#"Bearer resource_metadata="\#(metadataURL)""#)
+        let error = await #expect(throws: ResourceDiscoveryError.self) {
+            _ = try await ProtectedResourceMetadata.discover(
+                for: URL(string: "https://api.example.com/mcp")!, challenges: challenges, context: context)
+        }
+        #expect(error?.code == .resourceMismatch)
+    }
+
     @Test(arguments: [
         "https://api.example.com/other", "https://API.example.com/mcp", "https://api.example.com:443/mcp",
         "https://api.example.com/mcp/",

@@ -170,10 +170,6 @@ struct Probe: AuthenticatedResource {
             (#"{"client_id":7}"#, .invalidResponse),
             (#"{"client_id":"x","redirect_uris":["https://evil.example/cb"]}"#, .invalidResponse),
             (#"{"client_id":"x","token_endpoint_auth_method":"client_secret_post"}"#, .invalidResponse),
-            (
-                #"{"client_id":"x","client_secret":"s","token_endpoint_auth_method":"client_secret_basic"}"#,
-                .invalidResponse
-            ),
             (#"{"client_id":"x","token_endpoint_auth_method":"tls_client_auth"}"#, .unsupportedAuthenticationMethod),
             (#"{"client_id":"x","registration_client_uri":"http://evil.example/r"}"#, .invalidResponse),
         ]

@@ -76,9 +76,9 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
                 .unsupportedAuthenticationMethod,
                 "The server registered the client for \(method), which this client does not use.")
         }
-        if secret != nil, fields["client_secret_expires_at"] == nil {
-            throw invalid("issued a client_secret without client_secret_expires_at (RFC 7591 §3.2.1)")
-        }
+        // RFC 7591 §3.2.1 makes `client_secret_expires_at` required with a secret, but servers omit
+        // it (the MCP conformance suite's authorization server among them); an absent one reads as
+        // `0`, a secret that does not expire, which only means the registration is kept longer.
         var redirects: [URL] = []
         switch fields["redirect_uris"] {
         case nil, .null?:

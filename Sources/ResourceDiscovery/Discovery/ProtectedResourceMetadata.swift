@@ -111,7 +111,8 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
     ///
     /// - Parameters:
     ///   - resource: The resource the client asked for; the document's `resource` must be exactly
-    ///     this URL (RFC 9728 §3.3), without query or fragment.
+    ///     this URL (RFC 9728 §3.3), without query or fragment, or, for the document at the
+    ///     origin's root (which was made from the origin), exactly the origin.
     ///   - challenges: The challenges of the resource's `401`/`403`, if the client got one. A
     ///     metadata URL on another origin than the resource is fetched as RFC 9728 allows, and
     ///     never receives a credential (no request of discovery does).
@@ -128,6 +129,12 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
         let expected = try canonical(resource)
         let candidates = metadataURL(in: challenges).map { [$0] } ?? wellKnownURLs(for: expected)
         for url in candidates {
+            // The identifier the URL was made from (RFC 9728 §3.3): the resource; for the document
+            // at the origin's root also the origin (with or without the empty path's slash), which
+            // the root was made from. The origin serves both, so neither names a stranger.
+            let root = url.path == "/.well-known/oauth-protected-resource" && metadataURL(in: challenges) == nil
+            let identifiers =
+                [expected.absoluteString] + (root ? [origin(of: expected), origin(of: expected) + "/"] : [])
             guard context.allowsInsecureHTTP || url.isSafeForSecrets else {
                 throw ResourceDiscoveryError(
                     .insecureURL, "Refusing to read metadata from \(url.redactedForDisplay): use https.")
@@ -136,7 +143,7 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
             if reply.statusCode == 404 { continue }
             let metadata = try ProtectedResourceMetadata(
                 fields: FormPost.jsonObject(from: reply, now: context.clock.now))
-            guard metadata.resource.absoluteString == expected.absoluteString else {
+            guard identifiers.contains(metadata.resource.absoluteString) else {
                 throw ResourceDiscoveryError(
                     .resourceMismatch,
                     "The metadata at \(url.redactedForDisplay) describes another resource than "
@@ -183,6 +190,13 @@ public struct ProtectedResourceMetadata: Sendable, Codable {
         let (_, response) = try await context.transport.send(probe, options: context.authorizationServerOptions)
         guard response.statusCode == 401 || response.statusCode == 403 else { return [] }
         return AuthenticationChallenge.parse(response.value(forHTTPHeaderField: "WWW-Authenticate") ?? "")
+    }
+
+    /// `scheme://host[:port]` of `url`, as written.
+    static func origin(of url: URL) -> String {
+        var components = URLComponents()
+        (components.scheme, components.host, components.port) = (url.scheme, url.host, url.port)
+        return components.url?.absoluteString ?? ""
     }
 
     static func canonical(_ resource: URL) throws -> URL {

@@ -72,6 +72,12 @@ public struct ResourceSignIn: Sendable {
     public var redirectURI: URL
     /// A scope to ask for instead of the challenge's or the metadata's.
     public var scope: String?
+    /// Whether a resource that publishes no metadata is signed in to as the MCP revision
+    /// 2025-03-26 said: its origin is its authorization server, whose metadata is at the origin's
+    /// root, and an origin without metadata serves `/authorize`, `/token` and `/register`. Off
+    /// by default: it trusts whatever answers at the resource's origin to issue its tokens, which
+    /// RFC 9728 metadata otherwise says explicitly.
+    public var legacyMCPDiscovery = false
 
     /// Creates a sign-in with a registrar of its own for `registration`, keeping registrations
     /// in `store`.
@@ -158,8 +164,13 @@ public struct ResourceSignIn: Sendable {
                 "Refusing to sign in to \(resource.redactedForDisplay): use https (or http to a loopback address).")
         }
         let challenges = try await ProtectedResourceMetadata.challenges(of: resource, context: context)
-        let resourceMetadata = try await ProtectedResourceMetadata.discover(
-            for: resource, challenges: challenges, context: context)
+        let resourceMetadata: ProtectedResourceMetadata
+        do {
+            resourceMetadata = try await ProtectedResourceMetadata.discover(
+                for: resource, challenges: challenges, context: context)
+        } catch let error as ResourceDiscoveryError where error.code == .notFound && legacyMCPDiscovery {
+            return try await legacyDiscovery(challenges: challenges)
+        }
         let issuer =
             resourceMetadata.authorizationServers.first { registrar.policy.preRegistered[$0] != nil }
             ?? resourceMetadata.authorizationServers.first
@@ -214,11 +225,7 @@ public struct ResourceSignIn: Sendable {
                 "\(server.issuer) does not list S256 in code_challenge_methods_supported; no browser was opened.")
         }
         let client = try await registrar.client(for: server)
-        let scope =
-            self.scope ?? discovery.challengedScope
-            ?? (discovery.resourceMetadata.scopesSupported.isEmpty
-                ? nil : discovery.resourceMetadata.scopesSupported.joined(separator: " "))
-        var flow = try makeFlow(server: server, client: client, scope: scope, account: account)
+        var flow = try makeFlow(server: server, client: client, scope: requestedScope(for: discovery), account: account)
         let policy = registrar.policy
         let preRegistered = policy.preRegistered[server.issuer] != nil
         let byDocument = policy.clientIDMetadataDocument.map { $0.url.absoluteString == client.clientID } ?? false
@@ -228,6 +235,53 @@ public struct ResourceSignIn: Sendable {
 }
 
 extension ResourceSignIn {
+    /// The scope to ask for: ``scope`` if set, else the challenge's, else the resource's
+    /// `scopes_supported`, else none; for a browser sign-in, with `offline_access` added when the
+    /// authorization server lists it (so that it issues a refresh token), and never otherwise.
+    func requestedScope(for discovery: Discovery) -> String? {
+        if let scope { return scope }
+        let asked =
+            discovery.challengedScope
+            ?? (discovery.resourceMetadata.scopesSupported.isEmpty
+                ? nil : discovery.resourceMetadata.scopesSupported.joined(separator: " "))
+        guard case .browser = method.kind, discovery.serverMetadata.scopesSupported.contains("offline_access") else {
+            return asked
+        }
+        let scopes = (asked ?? "").split(separator: " ").map(String.init)
+        return (scopes.contains("offline_access") ? scopes : scopes + ["offline_access"]).joined(separator: " ")
+    }
+
+    /// The discovery of ``legacyMCPDiscovery``: the resource's origin as its authorization
+    /// server, its metadata at the origin's root, else the default endpoints.
+    func legacyDiscovery(challenges: [AuthenticationChallenge]) async throws -> Discovery {
+        let context = configuration.context
+        var components = URLComponents()
+        (components.scheme, components.host, components.port) = (resource.scheme, resource.host, resource.port)
+        guard let origin = components.url?.absoluteString else {
+            throw ResourceDiscoveryError(.invalidMetadata, "\(resource.redactedForDisplay) has no origin.")
+        }
+        let serverMetadata: AuthorizationServerMetadata
+        do {
+            serverMetadata = try await AuthorizationServerMetadata.discover(anyDocumentOf: origin, context: context)
+        } catch let error as ResourceDiscoveryError where error.code == .notFound {
+            // The revision's defaults for a server without metadata (its §2.3.3).
+            serverMetadata = try AuthorizationServerMetadata(fields: [
+                "issuer": .string(origin),
+                "authorization_endpoint": .string(origin + "/authorize"),
+                "token_endpoint": .string(origin + "/token"),
+                "registration_endpoint": .string(origin + "/register"),
+                "code_challenge_methods_supported": .array([.string("S256")]),
+            ])
+        }
+        let resourceMetadata = try ProtectedResourceMetadata(fields: [
+            "resource": .string(try ProtectedResourceMetadata.canonical(resource).absoluteString),
+            "authorization_servers": .array([.string(origin)]),
+        ])
+        return Discovery(
+            resourceMetadata: resourceMetadata, serverMetadata: serverMetadata,
+            challengedScope: challenges.lazy.compactMap { $0.parameters["scope"] }.first)
+    }
+
     /// The flow of this resource at `server` with `client`.
     func makeFlow(server: AuthorizationServerMetadata, client: ClientAuthentication, scope: String?, account: String?)
         throws -> ResourceSignInFlow
