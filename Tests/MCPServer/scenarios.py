@@ -11,6 +11,8 @@ Control API (on the port given on the command line):
 - `POST /runs` with `{"scenario": NAME}` starts a run of that scenario on new ports and answers
   `{"id", "server_url", "context"}` (`context`: what a pre-registered client needs, as the suite's
   `context`).
+- `POST /runs/ID/session` (`expired-session` only) answers a session signed in earlier:
+  `{"client_id", "access_token", "refresh_token", "token_endpoint", "issuer"}`.
 - `GET /runs/ID/checks` answers the run's checks, `[{"id", "status", "description", "details"}]`,
   `status` one of SUCCESS, FAILURE, WARNING, INFO; the scenario's final checks (what did not
   happen) are added when asked.
@@ -240,12 +242,18 @@ class AuthServer:
         on_authorize=None,
         on_token=None,
         on_register=None,
+        advertise_https=False,
+        lifetime=3600,
+        rotate=True,
     ):
         self.run, self.name = run, name
         self.listener = listener or Listener()
         if listener is None:
             self.listener.handle = self.handle
-        self.base = self.listener.url
+        # An https URL in the metadata for a client that refuses http even to loopback; the test
+        # client maps it back to this plain-http port.
+        self.base = self.listener.url.replace("http://", "https://") if advertise_https else self.listener.url
+        self.lifetime, self.rotate = lifetime, rotate
         self.metadata_path, self.openid, self.prefix = metadata_path, openid, route_prefix
         self.identifier = self.base + (route_prefix if issuer_path is None else issuer_path)
         self.issuer = metadata_issuer or self.identifier
@@ -346,6 +354,7 @@ class AuthServer:
             scopes = (entry["scope"] or "").split()
         elif grant == "refresh_token":
             entry = self.refresh_tokens.get(form.get("refresh_token", ""))
+            run.check("refresh-request", "INFO" if entry is not None else "FAILURE", "refresh")
             if entry is None:
                 return json_reply(400, {"error": "invalid_grant"})
             scopes = scopes or entry
@@ -380,10 +389,10 @@ class AuthServer:
                 scopes = outcome
         token = f"{self.name}-token-{secrets.token_hex(8)}"
         run.tokens[token] = {"scopes": scopes, "jkt": jkt, "server": self.name}
-        body = {"access_token": token, "token_type": "DPoP" if jkt else "Bearer", "expires_in": 3600}
+        body = {"access_token": token, "token_type": "DPoP" if jkt else "Bearer", "expires_in": self.lifetime}
         if scopes:
             body["scope"] = " ".join(scopes)
-        if "refresh_token" in self.grant_types and grant in ("authorization_code", "refresh_token"):
+        if "refresh_token" in self.grant_types and (grant == "authorization_code" or (grant == "refresh_token" and self.rotate)):
             refresh = f"{self.name}-refresh-{secrets.token_hex(8)}"
             self.refresh_tokens[refresh] = scopes
             body["refresh_token"] = refresh
@@ -954,6 +963,26 @@ def metadata_issuer_mismatch(run):
     )
 
 
+@scenario("expired-session")
+def expired_session(run):
+    """Not from the suite: a session whose access tokens live 31 s, at a server that does not
+    rotate refresh tokens, for the side-by-side test with the MCP Swift SDK's own authorizer
+    (which takes loopback authorization servers over https only, hence the https metadata)."""
+    auth, _ = standard(run, advertise_https=True, lifetime=31, rotate=False)
+    run.state["auth"] = auth
+
+
+def earlier_session(run):
+    """A session signed in before this run (a client resumed after a relaunch): a registered
+    client id, an access token and a refresh token of the run's authorization server."""
+    auth = run.state["auth"]
+    token, refresh = f"{auth.name}-token-{secrets.token_hex(8)}", f"{auth.name}-refresh-{secrets.token_hex(8)}"
+    run.tokens[token] = {"scopes": [], "jkt": None, "server": auth.name}
+    auth.refresh_tokens[refresh] = []
+    reply = {"client_id": "earlier-client", "access_token": token, "refresh_token": refresh}
+    return json_reply(201, {**reply, "token_endpoint": auth.endpoint("token"), "issuer": auth.issuer})
+
+
 # MARK: Control
 
 
@@ -973,9 +1002,12 @@ def control(request):
         SCENARIOS[name](run)
         RUNS[run.id] = run
         return json_reply(201, {"id": run.id, "server_url": run.server_url, "context": run.context})
-    match = re.fullmatch(r"/runs/([0-9a-f]+)/checks", request.path)
+    match = re.fullmatch(r"/runs/([0-9a-f]+)/(checks|session)", request.path)
     if match and match.group(1) in RUNS:
-        return json_reply(200, RUNS[match.group(1)].final_checks())
+        run = RUNS[match.group(1)]
+        if match.group(2) == "session" and request.method == "POST" and "auth" in run.state:
+            return earlier_session(run)
+        return json_reply(200, run.final_checks())
     return None
 
 

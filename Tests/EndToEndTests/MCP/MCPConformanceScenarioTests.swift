@@ -42,6 +42,15 @@ enum ConformanceScenarioServer {
         return try JSONDecoder().decode(Run.self, from: data)
     }
 
+    /// A session signed in before the run (`expired-session` only).
+    static func earlierSession<Session: Decodable>(of run: Run, as type: Session.Type) async throws -> Session {
+        let base = try #require(url, notRunReason)
+        var request = URLRequest(url: base.appendingPathComponent("runs/\(run.id)/session"))
+        request.httpMethod = "POST"
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return try JSONDecoder().decode(Session.self, from: data)
+    }
+
     /// The run's checks, with the scenario's final ones (what must not, or must, have happened).
     static func checks(of run: Run) async throws -> [Check] {
         let base = try #require(url, notRunReason)
