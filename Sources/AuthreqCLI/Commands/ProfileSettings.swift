@@ -33,6 +33,9 @@ struct ProfileSettings: ParsableArguments {
     var dpop: Bool?
     @Option(help: "true: push the browser sign-in's request first (PAR, RFC 9126).")
     var par: Bool?
+    @Option(
+        help: "true: send client_id in the token request's body with HTTP Basic too (MCP Python SDK servers need it).")
+    var clientIDInBody: Bool?
 
     /// Whether any setting was given.
     var isEmpty: Bool {
@@ -40,7 +43,7 @@ struct ProfileSettings: ParsableArguments {
             resource, clientName, issuer, clientID, scope, clientSecretFile, clientSecretEnv, clientAuth,
             authorizationEndpoint,
             tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
-        ].allSatisfy { $0 == nil } && dpop == nil && par == nil
+        ].allSatisfy { $0 == nil } && dpop == nil && par == nil && clientIDInBody == nil
     }
 
     /// `existing` with these settings applied; a new profile needs `--client-id`.
@@ -85,6 +88,7 @@ struct ProfileSettings: ParsableArguments {
         if let value = try url(redirectURI, "redirect-uri") { profile.redirectURI = value }
         if let dpop { profile.dpop = dpop }
         if let par { profile.pushesAuthorizationRequests = par }
+        if let clientIDInBody { profile.clientIDInBody = clientIDInBody }
         try profile.validate(name: name)
         return profile
     }

@@ -1,5 +1,6 @@
 import AuthenticatedRequests
 import Foundation
+import OAuthFlows
 
 /// One server and client that `authreq` signs in to, as kept in the configuration file. It holds
 /// no secret: a confidential client's secret comes from a file or an environment variable.
@@ -54,6 +55,14 @@ package struct Profile: Equatable, Sendable {
     /// Whether the browser sign-in pushes its request first (PAR, RFC 9126); a server that
     /// requires it gets it anyway. `false` unless set.
     package var pushesAuthorizationRequests: Bool?
+    /// Whether `client_id` goes in the token request's body with HTTP Basic too, for servers that
+    /// read it only there (the MCP Python SDK's). `false` unless set.
+    package var clientIDInBody: Bool?
+
+    /// The server switches this profile asks for.
+    package var compatibility: ServerCompatibility {
+        clientIDInBody == true ? [.clientIDInBodyWithBasicAuthentication] : []
+    }
 
     package init(clientID: String, issuer: URL? = nil) {
         self.clientID = clientID
@@ -68,7 +77,7 @@ package struct Profile: Equatable, Sendable {
         "resource", "client_name", "issuer", "client_id", "scope", "client_secret_file", "client_secret_env",
         "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
-        "redirect_uri", "grant", "dpop", "par",
+        "redirect_uri", "grant", "dpop", "par", "client_id_in_body",
     ]
 
     /// Reads a profile from its JSON object; every mistake is named.
@@ -123,6 +132,7 @@ package struct Profile: Equatable, Sendable {
         }
         dpop = try bool("dpop")
         pushesAuthorizationRequests = try bool("par")
+        clientIDInBody = try bool("client_id_in_body")
         if let grant = try string("grant") {
             guard let known = Grant(rawValue: grant) else {
                 throw fail("'grant' must be one of \(Grant.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -151,6 +161,7 @@ package struct Profile: Equatable, Sendable {
         put("grant", grant?.rawValue)
         if let dpop { fields["dpop"] = .bool(dpop) }
         if let pushesAuthorizationRequests { fields["par"] = .bool(pushesAuthorizationRequests) }
+        if let clientIDInBody { fields["client_id_in_body"] = .bool(clientIDInBody) }
         return fields
     }
 

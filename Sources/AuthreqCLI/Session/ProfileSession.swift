@@ -91,7 +91,8 @@ package struct ProfileSession: Sendable {
             }
             return method == .clientSecretPost
                 ? .clientSecretPost(id: profile.clientID, secret: secret)
-                : .clientSecretBasic(id: profile.clientID, secret: secret)
+                : ClientAuthentication.clientSecretBasic(id: profile.clientID, secret: secret).with(
+                    profile.compatibility)
         }
     }
 
@@ -175,7 +176,8 @@ package struct ProfileSession: Sendable {
     func resourceSignIn(_ resource: URL, method: ResourceSignIn.Method) throws -> ResourceSignIn {
         var policy = ClientRegistrationPolicy.dynamic(
             clientName: profile.clientName ?? "authreq",
-            redirectURIs: [profile.redirectURI ?? ResourceSignIn.defaultRedirectURI])
+            redirectURIs: [profile.redirectURI ?? ResourceSignIn.defaultRedirectURI],
+            compatibility: profile.compatibility)
         if !profile.clientID.isEmpty, let issuer = profile.issuer {
             policy.preRegistered[issuer.absoluteString] = try client()
         }

@@ -136,3 +136,41 @@ struct MCPPythonServerEndToEndTests {
         try await signInThenRefresh(name: "mcp-e2e-no-rotate-\(UUID().uuidString.prefix(8))", rotates: false)
     }
 }
+
+/// `authreq` signs in to an MCP server from its URL (the MCP Python SDK's, with the two settings
+/// that server needs), and the token it prints is accepted by the MCP endpoint.
+@Suite(.enabled(if: TestMCPServer.isConfigured && TestAuthorizationServer.isConfigured, TestMCPServer.notRunReason))
+struct AuthreqMCPEndToEndTests {
+    @Test func authreqSignsInToAnMCPServerFromItsURL() async throws {
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let server = try TestMCPServer.endpoint
+        let name = "authreq-mcp-\(UUID().uuidString.prefix(8))"
+        let port = try await freeLoopbackPort()
+        let added = try await tool.run([
+            "profile", "add", "mcp", "--resource", server.absoluteString, "--client-name", name,
+            "--redirect-uri", "http://127.0.0.1:\(port)/callback", "--client-id-in-body", "true",
+        ])
+        #expect(added.status == 0, "\(added.stderr)")
+        let login = try await tool.run(["login", "--profile", "mcp"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(try await TestMCPServer.stats()["authorize:\(name)"] == 1)
+
+        // A new process prints the stored token; the MCP endpoint accepts it.
+        let token = try await tool.run(["token", "--profile", "mcp"])
+        #expect(token.status == 0, "\(token.stderr)")
+        var request = URLRequest(url: server)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("application/json, text/event-stream", forHTTPHeaderField: "Accept")
+        request.setValue(
+            "Bearer \(token.stdout.trimmingCharacters(in: .whitespacesAndNewlines))",
+            forHTTPHeaderField: "Authorization")
+        request.httpBody = Data(
+            #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"authreq-test","version":"1"}}}"#
+                .utf8)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: data, as: UTF8.self))")
+        #expect(String(decoding: data, as: UTF8.self).contains("serverInfo"))
+    }
+}
