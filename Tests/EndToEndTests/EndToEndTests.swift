@@ -190,7 +190,8 @@ struct EndToEndTests {
     }
 
     @Test func deviceAuthorizationExpired() async throws {
-        let client = try await Server.makeClient(deviceCodeLifetime: 2)
+        // 4 s: time for at least one poll (every second) on a busy machine before the code expires.
+        let client = try await Server.makeClient(deviceCodeLifetime: 4)
         let flow = try await deviceFlow(client, decision: nil)
         let error = await #expect(throws: OAuthError.self) {
             try await flow.obtainToken(for: AuthenticationContext(transport: URLSessionTransport.shared))

@@ -21,104 +21,27 @@ Control API (on the port given on the command line):
 Usage: scenarios.py PORT
 """
 
-import base64
 import hashlib
 import json
+import os
 import re
 import secrets
 import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from loopback import Listener, Reply, b64url, json_reply, parse_basic, redirect  # noqa: E402
+
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 ASYMMETRIC_ALGS = ["ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"]
 AS_DPOP_NONCE = "conformance-as-dpop-nonce"
 RS_DPOP_NONCE = "conformance-rs-dpop-nonce"
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-# MARK: HTTP
-
-
-class Request:
-    def __init__(self, method, target, headers, body):
-        parts = urllib.parse.urlsplit(target)
-        self.method = method
-        self.path = parts.path
-        self.query = {k: v[0] for k, v in urllib.parse.parse_qs(parts.query).items()}
-        self.headers = headers
-        self.body = body
-
-    def form(self):
-        return {k: v[0] for k, v in urllib.parse.parse_qs(self.body.decode(errors="replace")).items()}
-
-    def json(self):
-        try:
-            value = json.loads(self.body or b"{}")
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
-
-    def header(self, name):
-        return self.headers.get(name)
-
-
-class Reply:
-    def __init__(self, status, body=b"", headers=()):
-        self.status, self.body, self.headers = status, body, list(headers)
-
-
-def json_reply(status, value, headers=()):
-    return Reply(status, json.dumps(value).encode(), [("Content-Type", "application/json"), *headers])
-
-
-def redirect(url):
-    return Reply(302, b"", [("Location", url)])
-
-
-class Listener:
-    """One loopback HTTP server on a port of its own; `handle(request)` answers (None: 404)."""
-
-    def __init__(self, port=0):
-        self.handle = lambda request: None
-        listener = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def answer(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                request = Request(self.command, self.path, self.headers, body)
-                try:
-                    reply = listener.handle(request) or json_reply(404, {"error": "not_found"})
-                except Exception as error:  # a scenario's bug shows in the reply, not as a hang
-                    reply = json_reply(500, {"error": "server_error", "error_description": repr(error)})
-                self.send_response(reply.status)
-                for name, value in reply.headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
-
-            do_GET = do_POST = do_DELETE = do_PUT = answer
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 # MARK: A run and its checks
@@ -419,20 +342,6 @@ class AuthServer:
 
 
 # MARK: The MCP server (the protected resource)
-
-
-def parse_basic(header):
-    """(client_id, secret) of an HTTP Basic header, each form-url-decoded (RFC 6749 §2.3.1)."""
-    if not header or not header.startswith("Basic "):
-        return None
-    try:
-        decoded = base64.b64decode(header[6:], validate=True).decode()
-    except ValueError:
-        return None
-    client_id, colon, secret = decoded.partition(":")
-    if not colon:
-        return None
-    return urllib.parse.unquote_plus(client_id), urllib.parse.unquote_plus(secret)
 
 
 class Resource:

@@ -1,0 +1,274 @@
+import AuthenticatedRequests
+import CodeFlowOAuth
+import Foundation
+import OAuthFlows
+import OpenIDConnect
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The conformance provider (`Tests/ConformanceProvider/provider.py`), which `Scripts/test`
+/// starts; its control URL comes in `AUTHREQ_TEST_CONFORMANCE_PROVIDER`.
+enum ConformanceProvider {
+    static let url = ProcessInfo.processInfo.environment["AUTHREQ_TEST_CONFORMANCE_PROVIDER"].flatMap(
+        URL.init(string:))
+    static let isConfigured = url != nil
+    static let notRunReason: Comment =
+        "AUTHREQ_TEST_CONFORMANCE_PROVIDER is not set, so the OpenID conformance modules were NOT run. Run Scripts/test."
+
+    /// A provider serving one module: its issuer and the client registered there.
+    struct Run: Decodable {
+        let id: String
+        let issuer: String
+        let client_id: String
+        let client_secret: String
+
+        var issuerURL: URL { URL(string: issuer) ?? URL(fileURLWithPath: "/") }
+        var client: ClientAuthentication { .clientSecretBasic(id: client_id, secret: client_secret) }
+    }
+
+    /// What the provider saw the client do.
+    struct Check: Decodable {
+        let id: String
+        let status: String
+        let description: String
+    }
+
+    static func start(_ module: String) async throws -> Run {
+        let base = try #require(url, notRunReason)
+        var request = URLRequest(url: base.appendingPathComponent("runs"))
+        request.httpMethod = "POST"
+        request.httpBody = try JSONEncoder().encode(["module": module])
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return try JSONDecoder().decode(Run.self, from: data)
+    }
+
+    static func checks(of run: Run) async throws -> [Check] {
+        let base = try #require(url, notRunReason)
+        let (data, _) = try await URLSession.shared.data(from: base.appendingPathComponent("runs/\(run.id)/checks"))
+        return try JSONDecoder().decode([Check].self, from: data)
+    }
+
+    /// Rotates the provider's signing key.
+    static func rotate(_ run: Run) async throws {
+        let base = try #require(url, notRunReason)
+        var request = URLRequest(url: base.appendingPathComponent("runs/\(run.id)/rotate"))
+        request.httpMethod = "POST"
+        _ = try await URLSession.shared.data(for: request)
+    }
+}
+
+/// Guards against a silent skip: in CI (`CI` set) the conformance provider must be there.
+@Test func conformanceProviderIsThereInCI() {
+    if ProcessInfo.processInfo.environment["CI"] != nil {
+        #expect(ConformanceProvider.isConfigured, "CI must run the OpenID conformance modules: use Scripts/test")
+    }
+}
+
+/// The OpenID Foundation's relying-party test plans for the code flow, ported: RP Basic
+/// (`oidcc-client-basic-certification-test-plan`) and RP Config
+/// (`oidcc-client-config-certification-test-plan`). One test per module, named after it, signs in
+/// with `OpenIDClient` against the conformance provider serving that module, and asserts what the
+/// module expects of a relying party: the sign-in succeeds, or it is refused with the rule the
+/// mutation breaks and nothing is stored; and the provider saw no failed check (client_secret_basic,
+/// `openid` in the scope, a nonce, PKCE S256, the bearer header at UserInfo).
+@Suite(.enabled(if: ConformanceProvider.isConfigured, ConformanceProvider.notRunReason))
+struct OIDCCRelyingPartyTests {
+    typealias Run = ConformanceProvider.Run
+
+    struct Outcome {
+        let oidc: OpenIDClient
+        let authenticator: OAuthAuthenticator
+        let store: InMemoryTokenStore
+        let session: Result<OpenIDSession, any Error>
+    }
+
+    /// Discovers the provider and signs in with `scope`.
+    func signIn(_ run: Run, scope: String = "openid") async throws -> Outcome {
+        let provider = try await OpenIDProvider.discover(issuer: run.issuerURL, minimumKeyRefetchInterval: 0)
+        let oidc = OpenIDClient(provider: provider, client: run.client)
+        let store = InMemoryTokenStore()
+        let authenticator = OAuthAuthenticator(store: store)
+        let session = await Result {
+            try await oidc.signIn(
+                redirectURI: ResourceSignInRedirect.uri, scope: scope,
+                userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30), configuring: authenticator)
+        }
+        return Outcome(oidc: oidc, authenticator: authenticator, store: store, session: session)
+    }
+
+    /// Runs `module`: expects a session, and no failed check at the provider.
+    @discardableResult
+    func accepts(_ module: String, scope: String = "openid", sourceLocation: SourceLocation = #_sourceLocation)
+        async throws -> Outcome
+    {
+        let run = try await ConformanceProvider.start(module)
+        let outcome = try await signIn(run, scope: scope)
+        let session = try outcome.session.get()
+        #expect(session.claims.subject == "user-1", sourceLocation: sourceLocation)
+        try await expectNoFailedCheck(run, sourceLocation: sourceLocation)
+        return outcome
+    }
+
+    /// Runs `module`: expects the ID token refused for `rule`, and no session stored.
+    func refuses(
+        _ module: String, for rule: IDTokenValidationError.Rule, sourceLocation: SourceLocation = #_sourceLocation
+    )
+        async throws
+    {
+        let run = try await ConformanceProvider.start(module)
+        let outcome = try await signIn(run)
+        #expect(throws: IDTokenValidationError.self, sourceLocation: sourceLocation) { try outcome.session.get() }
+        if case .failure(let error as IDTokenValidationError) = outcome.session {
+            #expect(error.rule == rule, "\(error)", sourceLocation: sourceLocation)
+        }
+        #expect(
+            try await outcome.authenticator.currentCredential() == nil, "nothing stored", sourceLocation: sourceLocation
+        )
+        try await expectNoFailedCheck(run, sourceLocation: sourceLocation)
+    }
+
+    func expectNoFailedCheck(_ run: Run, sourceLocation: SourceLocation) async throws {
+        for check in try await ConformanceProvider.checks(of: run) where check.status == "FAILURE" {
+            Issue.record("\(check.id): \(check.description)", sourceLocation: sourceLocation)
+        }
+    }
+
+    // MARK: RP Basic, code flow
+
+    @Test func oidccClientTest() async throws {
+        let outcome = try await accepts("oidcc-client-test")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["sub"] == .string("user-1"))
+    }
+
+    @Test func oidccClientTestInvalidIss() async throws {
+        try await refuses("oidcc-client-test-invalid-iss", for: .issuer)
+    }
+
+    @Test func oidccClientTestMissingSub() async throws {
+        try await refuses("oidcc-client-test-missing-sub", for: .subject)
+    }
+
+    @Test func oidccClientTestInvalidAud() async throws {
+        try await refuses("oidcc-client-test-invalid-aud", for: .audience)
+    }
+
+    @Test func oidccClientTestMissingIat() async throws {
+        try await refuses("oidcc-client-test-missing-iat", for: .issuedAt)
+    }
+
+    @Test func oidccClientTestKidAbsentSingleJwks() async throws {
+        try await accepts("oidcc-client-test-kid-absent-single-jwks")
+    }
+
+    /// The module lets the client either reject the token (it cannot tell which key signed it) or
+    /// try each key; this client rejects it: without a `kid`, only a key set with one usable key
+    /// names the key.
+    @Test func oidccClientTestKidAbsentMultipleJwks() async throws {
+        try await refuses("oidcc-client-test-kid-absent-multiple-jwks", for: .unknownKey)
+    }
+
+    @Test func oidccClientTestIdtokenSigRS256() async throws {
+        try await accepts("oidcc-client-test-idtoken-sig-rs256")
+    }
+
+    /// The module expects a client registered with `id_token_signed_response_alg=none` to accept
+    /// an unsigned ID token from the code flow. This client never registers `none` and refuses
+    /// unsigned ID tokens, which the module's variant does not exercise; the refusal is the result.
+    @Test func oidccClientTestIdtokenSigNone() async throws {
+        try await refuses("oidcc-client-test-idtoken-sig-none", for: .algorithm)
+    }
+
+    @Test func oidccClientTestInvalidSigRS256() async throws {
+        try await refuses("oidcc-client-test-invalid-sig-rs256", for: .signature)
+    }
+
+    @Test func oidccClientTestUserinfoInvalidSub() async throws {
+        let outcome = try await accepts("oidcc-client-test-userinfo-invalid-sub")
+        let error = await #expect(throws: OpenIDConnectError.self) {
+            _ = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        }
+        #expect(error?.code == .subjectMismatch)
+    }
+
+    @Test func oidccClientTestNonceInvalid() async throws {
+        try await refuses("oidcc-client-test-nonce-invalid", for: .nonce)
+    }
+
+    @Test func oidccClientTestScopeUserinfoClaims() async throws {
+        let outcome = try await accepts("oidcc-client-test-scope-userinfo-claims", scope: "openid profile email")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["name"] == .string("Ada Lovelace"))
+        #expect(info["email"] == .string("ada@example.com"))
+    }
+
+    @Test func oidccClientTestClientSecretBasic() async throws {
+        let run = try await ConformanceProvider.start("oidcc-client-test-client-secret-basic")
+        _ = try await signIn(run).session.get()
+        let checks = try await ConformanceProvider.checks(of: run)
+        #expect(checks.contains { $0.id == "client-secret-basic" && $0.status == "SUCCESS" })
+        try await expectNoFailedCheck(run, sourceLocation: #_sourceLocation)
+    }
+
+    // MARK: RP Config
+
+    @Test func oidccClientTestDiscoveryOpenidConfig() async throws {
+        let run = try await ConformanceProvider.start("oidcc-client-test-discovery-openid-config")
+        _ = try await signIn(run).session.get()
+        #expect(try await ConformanceProvider.checks(of: run).contains { $0.id == "discovery-requested" })
+    }
+
+    @Test func oidccClientTestDiscoveryJwksUriKeys() async throws {
+        let run = try await ConformanceProvider.start("oidcc-client-test-discovery-jwks-uri-keys")
+        _ = try await signIn(run).session.get()
+        #expect(try await ConformanceProvider.checks(of: run).contains { $0.id == "jwks-requested" })
+    }
+
+    @Test func oidccClientTestDiscoveryIssuerMismatch() async throws {
+        let run = try await ConformanceProvider.start("oidcc-client-test-discovery-issuer-mismatch")
+        await #expect(throws: (any Error).self) {
+            _ = try await OpenIDProvider.discover(issuer: run.issuerURL)
+        }
+        let checks = try await ConformanceProvider.checks(of: run)
+        #expect(!checks.contains { $0.id == "openid-scope" }, "no sign-in began")
+    }
+
+    @Test func oidccClientTestSigningKeyRotationJustBeforeSigning() async throws {
+        let run = try await ConformanceProvider.start("oidcc-client-test-signing-key-rotation-just-before-signing")
+        _ = try await signIn(run).session.get()
+    }
+
+    @Test func oidccClientTestSigningKeyRotation() async throws {
+        let run = try await ConformanceProvider.start("oidcc-client-test-signing-key-rotation")
+        let first = try await signIn(run)
+        _ = try first.session.get()
+        try await ConformanceProvider.rotate(run)
+        // The same client signs in again: the new key's kid is unknown, so the keys are fetched again.
+        let second = try await first.oidc.signIn(
+            redirectURI: ResourceSignInRedirect.uri, scope: "openid",
+            userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30),
+            configuring: OAuthAuthenticator(store: InMemoryTokenStore()))
+        #expect(second.claims.subject == "user-1")
+        let fetches = try await ConformanceProvider.checks(of: run).filter { $0.id == "jwks-requested" }.count
+        #expect(fetches == 2, "one fetch per key")
+    }
+
+    // MARK: Other signing algorithms
+
+    @Test func oidccClientTestIdtokenSigES256() async throws {
+        try await accepts("oidcc-client-test-idtoken-sig-es256")
+    }
+
+    @Test func oidccClientTestIdtokenSigPS256() async throws {
+        try await accepts("oidcc-client-test-idtoken-sig-ps256")
+    }
+}
+
+/// The loopback redirect URI the conformance tests register (any port, RFC 8252 §7.3).
+enum ResourceSignInRedirect {
+    static let uri = URL(string: "http://127.0.0.1/callback") ?? URL(fileURLWithPath: "/")
+}
