@@ -10,8 +10,9 @@ It signs with real keys (RS256, ES256, PS256), rotates them, and checks what the
 as checks the tests read.
 
 Control API (on the port given on the command line):
-- `POST /runs` with `{"module": NAME}` starts a provider on a new port with that module's
-  mutation and answers `{"id", "issuer", "client_id", "client_secret"}`.
+- `POST /runs` with `{"module": NAME}` (and, for FAPI 2.0 modules, `"client_jwk"`: the client's
+  public key for private_key_jwt) starts a provider on a new port with that module's mutation and
+  answers `{"id", "issuer", "client_id", "client_secret"}`.
 - `POST /runs/ID/rotate` rotates the signing key (the next ID token is signed with a new key,
   which the JWKS then publishes instead of the old one).
 - `GET /runs/ID/checks` answers the checks: `[{"id", "status", "description", "details"}]`.
@@ -34,7 +35,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
 from loopback import Listener, b64url, json_reply, parse_basic, redirect  # noqa: E402
+
+AS_NONCE, RS_NONCE = "provider-dpop-nonce", "resource-dpop-nonce"
 
 SUBJECT = "user-1"
 USER = {"name": "Ada Lovelace", "email": "ada@example.com", "email_verified": True}
@@ -71,11 +75,34 @@ class Module:
         userinfo_sub=None,
         discovery_issuer=None,
         rotate_before_signing=False,
+        refresh_claims=None,
+        logout_state="correct",
+        fapi=False,
+        response_iss="correct",
+        response_state="correct",
+        expires_in=True,
+        token_type=None,
+        dpop_nonce=True,
+        lowercase_challenge=False,
+        advertised=None,
     ):
         self.algorithm, self.kid, self.extra_keys = algorithm, kid, extra_keys
         self.claims, self.drop, self.bad_signature = claims or {}, drop, bad_signature
         self.userinfo_sub, self.discovery_issuer = userinfo_sub, discovery_issuer
         self.rotate_before_signing = rotate_before_signing
+        self.refresh_claims, self.logout_state = refresh_claims or {}, logout_state
+        # FAPI 2.0 Security Profile: PAR, private_key_jwt, DPoP, RFC 9207 `iss`, and the
+        # authorization and token responses' mutations.
+        self.fapi, self.response_iss, self.response_state = fapi, response_iss, response_state
+        self.expires_in, self.token_type, self.dpop_nonce = expires_in, token_type, dpop_nonce
+        self.lowercase_challenge = lowercase_challenge
+        self.advertised = advertised or algorithm
+
+
+def fapi(**options):
+    """A FAPI 2.0 module: PS256 ID tokens unless it says otherwise."""
+    options.setdefault("algorithm", "PS256")
+    return Module(fapi=True, **options)
 
 
 # The modules, named as the suite names them. `claims` replaces ID token claims (a callable gets
@@ -102,6 +129,48 @@ MODULES = {
     "oidcc-client-test-discovery-issuer-mismatch": Module(discovery_issuer="https://issuer.example.com"),
     "oidcc-client-test-signing-key-rotation-just-before-signing": Module(rotate_before_signing=True),
     "oidcc-client-test-signing-key-rotation": Module(),
+    # Refresh-token profile: the refresh's new ID token breaks one rule
+    "oidcc-client-test-refresh-token": Module(),
+    "oidcc-client-test-refresh-token-invalid-issuer": Module(refresh_claims={"iss": "https://other.example.com"}),
+    "oidcc-client-test-refresh-token-invalid-aud": Module(refresh_claims={"aud": "another-client"}),
+    "oidcc-client-test-refresh-token-invalid-azp": Module(refresh_claims={"azp": "another-client"}),
+    "oidcc-client-test-refresh-token-invalid-sub": Module(refresh_claims={"sub": "another-user"}),
+    # RP-initiated logout
+    "oidcc-client-test-rp-init-logout": Module(),
+    "oidcc-client-test-rp-init-logout-invalid-state": Module(logout_state="wrong"),
+    "oidcc-client-test-rp-init-logout-no-state": Module(logout_state="omit"),
+    # FAPI 2.0 Security Profile client, private_key_jwt + DPoP
+    "fapi2-security-profile-final-client-test-happy-path": fapi(),
+    "fapi2-security-profile-final-client-test-happy-path-no-dpop-nonce": fapi(dpop_nonce=False),
+    "fapi2-security-profile-final-client-test-discovery-issuer-mismatch": fapi(discovery_issuer="https://issuer.example.com"),
+    "fapi2-security-profile-final-client-test-invalid-iss": fapi(claims={"iss": "https://other.example.com"}),
+    "fapi2-security-profile-final-client-test-invalid-aud": fapi(claims={"aud": "another-client"}),
+    "fapi2-security-profile-final-client-test-invalid-secondary-aud": fapi(
+        claims={"aud": lambda run: [run.client_id, "another-client"]}
+    ),
+    "fapi2-security-profile-final-client-test-invalid-null-alg": fapi(algorithm="none"),
+    "fapi2-security-profile-final-client-test-invalid-alternate-alg": fapi(algorithm="RS256", advertised="PS256"),
+    "fapi2-security-profile-final-client-test-invalid-expired-exp": fapi(
+        claims={"exp": lambda run: int(time.time()) - 3600, "iat": lambda run: int(time.time()) - 3700}
+    ),
+    "fapi2-security-profile-final-client-test-invalid-missing-exp": fapi(drop=("exp",)),
+    "fapi2-security-profile-final-client-test-invalid-missing-aud": fapi(drop=("aud",)),
+    "fapi2-security-profile-final-client-test-invalid-missing-iss": fapi(drop=("iss",)),
+    "fapi2-security-profile-final-client-test-id-token-aud-as-array": fapi(claims={"aud": lambda run: [run.client_id]}),
+    "fapi2-security-profile-final-client-test-invalid-nonce": fapi(claims={"nonce": "not-the-request-nonce"}),
+    "fapi2-security-profile-final-client-test-invalid-missing-nonce": fapi(drop=("nonce",)),
+    "fapi2-security-profile-final-client-test-invalid-authorization-response-iss": fapi(response_iss="wrong"),
+    "fapi2-security-profile-final-client-test-removed-authorization-response-iss": fapi(response_iss="omit"),
+    "fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-state-fails": fapi(
+        response_state="wrong"
+    ),
+    "fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-missing-state-fails": fapi(
+        response_state="omit"
+    ),
+    "fapi2-security-profile-final-client-test-no-expires-in": fapi(expires_in=False),
+    "fapi2-security-profile-final-client-test-token-type-case-insensitivity": fapi(token_type="dpop"),
+    "fapi2-security-profile-final-client-test-dpop-scheme-case-insensitivity": fapi(lowercase_challenge=True),
+    "fapi2-security-profile-final-client-test-es256": fapi(algorithm="ES256"),
     # Key types beyond the plans' RS256
     "oidcc-client-test-idtoken-sig-es256": Module(algorithm="ES256"),
     "oidcc-client-test-idtoken-sig-ps256": Module(algorithm="PS256"),
@@ -109,7 +178,10 @@ MODULES = {
 
 
 class Provider:
-    def __init__(self, name):
+    def __init__(self, name, client_jwk=None):
+        self.client_jwk = client_jwk
+        self.requests, self.assertion_ids, self.proof_ids = {}, set(), set()
+        self.last_id_token = None
         self.id = secrets.token_hex(8)
         self.name, self.module = name, MODULES[name]
         self.listener = Listener()
@@ -148,39 +220,88 @@ class Provider:
             ("POST", "/token"): self.token,
             ("GET", "/userinfo"): self.userinfo,
             ("POST", "/userinfo"): self.userinfo,
+            ("POST", "/par"): self.par,
+            ("GET", "/resource"): self.resource,
+            ("GET", "/logout"): self.logout,
         }
         route = routes.get((request.method, request.path))
         return route(request) if route else None
 
     def discovery(self, request):
         self.check("discovery-requested", "INFO", "discovery document")
-        algorithm = self.module.algorithm
-        return json_reply(
-            200,
-            {
-                "issuer": self.module.discovery_issuer or self.issuer,
-                "authorization_endpoint": f"{self.issuer}/authorize",
-                "token_endpoint": f"{self.issuer}/token",
-                "userinfo_endpoint": f"{self.issuer}/userinfo",
-                "jwks_uri": f"{self.issuer}/jwks",
-                "response_types_supported": ["code"],
-                "subject_types_supported": ["public"],
-                "id_token_signing_alg_values_supported": [algorithm],
-                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
-                "code_challenge_methods_supported": ["S256"],
-                "scopes_supported": ["openid", "profile", "email"],
-                "claims_supported": ["sub", "name", "email", "email_verified"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
-            },
-        )
+        algorithm = self.module.advertised
+        document = {
+            "issuer": self.module.discovery_issuer or self.issuer,
+            "authorization_endpoint": f"{self.issuer}/authorize",
+            "token_endpoint": f"{self.issuer}/token",
+            "userinfo_endpoint": f"{self.issuer}/userinfo",
+            "jwks_uri": f"{self.issuer}/jwks",
+            "response_types_supported": ["code"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": [algorithm],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "scopes_supported": ["openid", "profile", "email"],
+            "claims_supported": ["sub", "name", "email", "email_verified"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "end_session_endpoint": f"{self.issuer}/logout",
+        }
+        if self.module.fapi:
+            document.update(
+                pushed_authorization_request_endpoint=f"{self.issuer}/par",
+                require_pushed_authorization_requests=True,
+                token_endpoint_auth_methods_supported=["private_key_jwt"],
+                token_endpoint_auth_signing_alg_values_supported=["ES256", "PS256"],
+                dpop_signing_alg_values_supported=["ES256", "PS256"],
+                authorization_response_iss_parameter_supported=True,
+            )
+        return json_reply(200, document)
 
     def jwks(self, request):
         self.check("jwks-requested", "INFO", "JWKS fetched", generation=self.generation)
         keys = ([self.key.jwk] if self.key else []) + [k.jwk for k in self.extra]
         return json_reply(200, {"keys": keys})
 
+    def authenticate_client(self, request, form, endpoint):
+        """client_secret_basic, or for FAPI private_key_jwt with the issuer as audience."""
+        if not self.module.fapi:
+            credentials = parse_basic(request.header("Authorization"))
+            ok = credentials == (self.client_id, self.client_secret)
+            self.check("client-secret-basic", ok, "client_secret_basic")
+            return ok
+        ok, why = False, "no client assertion"
+        if form.get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+            try:
+                key = jwt.PyJWK(self.client_jwk).key
+                claims = jwt.decode(
+                    form.get("client_assertion", ""), key, algorithms=["ES256", "PS256"], audience=self.issuer, leeway=5
+                )
+                fresh = claims.get("jti") not in self.assertion_ids
+                self.assertion_ids.add(claims.get("jti"))
+                ok = claims.get("iss") == self.client_id and claims.get("sub") == self.client_id and fresh
+                why = "iss, sub, a new jti" if ok else f"iss {claims.get('iss')}, sub {claims.get('sub')}, fresh {fresh}"
+            except jwt.PyJWTError as error:
+                why = str(error)
+        self.check("private-key-jwt", ok, f"private_key_jwt at {endpoint}: {why}")
+        return ok
+
+    def par(self, request):
+        form = request.form()
+        if not self.authenticate_client(request, form, "par"):
+            return json_reply(401, {"error": "invalid_client"})
+        self.check("par-used", True, "pushed authorization request")
+        request_uri = f"urn:ietf:params:oauth:request_uri:{secrets.token_urlsafe(16)}"
+        self.requests[request_uri] = form
+        return json_reply(201, {"request_uri": request_uri, "expires_in": 60})
+
     def authorize(self, request):
         query = request.query
+        if self.module.fapi:
+            pushed = self.requests.pop(query.get("request_uri", ""), None)
+            self.check("par-required", pushed is not None, "the authorization request went through PAR")
+            if pushed is None:
+                return json_reply(400, {"error": "invalid_request", "error_description": "PAR required"})
+            query = {**pushed, "client_id": query.get("client_id")}
         scopes = (query.get("scope") or "").split()
         self.check("openid-scope", "openid" in scopes, "openid in the authentication request", scope=query.get("scope"))
         self.check("nonce-sent", bool(query.get("nonce")), "a nonce in the authentication request")
@@ -190,45 +311,64 @@ class Provider:
         self.codes[code] = {"nonce": query.get("nonce"), "scope": scopes, "challenge": query.get("code_challenge")}
         target = urllib.parse.urlsplit(query.get("redirect_uri", ""))
         parameters = urllib.parse.parse_qsl(target.query) + [("code", code)]
-        if "state" in query:
-            parameters.append(("state", query["state"]))
+        state = {"correct": query.get("state"), "wrong": "not-the-request-state", "omit": None}[self.module.response_state]
+        if state is not None:
+            parameters.append(("state", state))
+        if self.module.fapi:
+            iss = {"correct": self.issuer, "wrong": "https://other.example.com", "omit": None}[self.module.response_iss]
+            if iss is not None:
+                parameters.append(("iss", iss))
         return redirect(urllib.parse.urlunsplit(target._replace(query=urllib.parse.urlencode(parameters))))
 
     def token(self, request):
-        credentials = parse_basic(request.header("Authorization"))
-        authenticated = credentials == (self.client_id, self.client_secret)
-        self.check("client-secret-basic", authenticated, "client_secret_basic at the token endpoint")
-        if not authenticated:
-            return json_reply(401, {"error": "invalid_client"})
         form = request.form()
+        if not self.authenticate_client(request, form, "token"):
+            return json_reply(401, {"error": "invalid_client"})
         grant = form.get("grant_type")
+        refreshing = grant == "refresh_token"
         if grant == "authorization_code":
-            entry = self.codes.pop(form.get("code", ""), None)
+            entry = self.codes.get(form.get("code", ""))
             if entry is None:
                 return json_reply(400, {"error": "invalid_grant"})
             verifier = form.get("code_verifier") or ""
             self.check("pkce-verifier", b64url(hashlib.sha256(verifier.encode()).digest()) == entry["challenge"], "code_verifier")
-        elif grant == "refresh_token":
+        elif refreshing:
             entry = self.tokens.get(form.get("refresh_token", ""))
             if entry is None:
                 return json_reply(400, {"error": "invalid_grant"})
+            self.check("refresh", "INFO", "refresh")
             entry = {**entry, "nonce": None}
         else:
             return json_reply(400, {"error": "unsupported_grant_type"})
+        jkt = None
+        if self.module.fapi:
+            try:
+                jkt, claims = verify_dpop_proof(request.header("DPoP"), "POST", f"{self.issuer}/token")
+            except ProofError as error:
+                self.check("dpop-token-request", False, str(error))
+                return json_reply(400, {"error": "invalid_dpop_proof", "error_description": str(error)})
+            if self.module.dpop_nonce and claims.get("nonce") != AS_NONCE:
+                self.check("dpop-nonce-challenged", "INFO", "use_dpop_nonce at the token endpoint")
+                return json_reply(400, {"error": "use_dpop_nonce"}, [("DPoP-Nonce", AS_NONCE)])
+            self.check("dpop-token-request", True, "a DPoP proof at the token endpoint")
+        if grant == "authorization_code":
+            self.codes.pop(form.get("code", ""), None)
         access = secrets.token_urlsafe(24)
         refresh = secrets.token_urlsafe(24)
-        self.tokens[access] = self.tokens[refresh] = {"scope": entry["scope"], "nonce": None}
+        self.tokens[access] = {"scope": entry["scope"], "nonce": None, "jkt": jkt}
+        self.tokens[refresh] = {"scope": entry["scope"], "nonce": None, "jkt": jkt}
         body = {
             "access_token": access,
-            "token_type": "Bearer",
-            "expires_in": 300,
+            "token_type": self.module.token_type or ("DPoP" if jkt else "Bearer"),
             "refresh_token": refresh,
-            "id_token": self.id_token(entry, access),
+            "id_token": self.id_token(entry, access, refreshing),
             "scope": " ".join(entry["scope"]),
         }
+        if self.module.expires_in:
+            body["expires_in"] = 300
         return json_reply(200, body)
 
-    def id_token(self, entry, access_token):
+    def id_token(self, entry, access_token, refreshing=False):
         if self.module.rotate_before_signing and self.generation == 1:
             self.rotate()  # the client's JWKS from before no longer has the signing key
         now = int(time.time())
@@ -238,19 +378,22 @@ class Provider:
         if self.key is not None:
             digest = hashlib.sha256(access_token.encode()).digest()
             claims["at_hash"] = b64url(digest[: len(digest) // 2])
-        for name, value in self.module.claims.items():
+        changes = self.module.refresh_claims if refreshing else self.module.claims
+        for name, value in changes.items():
             claims[name] = value(self) if callable(value) else value
         for name in self.module.drop:
             claims.pop(name, None)
         if self.key is None:
-            return jwt.encode(claims, None, algorithm="none")
-        headers = {"kid": self.key.kid} if self.key.kid else {}
-        token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
+            token = jwt.encode(claims, None, algorithm="none")
+        else:
+            headers = {"kid": self.key.kid} if self.key.kid else {}
+            token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
         if self.module.bad_signature:
             head, payload, signature = token.split(".")
             flipped = bytearray(signature.encode())
             flipped[5] = ord("A") if flipped[5] != ord("A") else ord("B")
             token = ".".join([head, payload, flipped.decode()])
+        self.last_id_token = token
         return token
 
     def userinfo(self, request):
@@ -265,6 +408,49 @@ class Provider:
         if "email" in entry["scope"]:
             claims.update(email=USER["email"], email_verified=USER["email_verified"])
         return json_reply(200, claims)
+
+    def resource(self, request):
+        """A FAPI resource: a DPoP-bound token with its proof, and a nonce when the module asks."""
+        scheme, _, token = (request.header("Authorization") or "").partition(" ")
+        entry = self.tokens.get(token)
+        challenge_scheme = "dpop" if self.module.lowercase_challenge else "DPoP"
+
+        def refuse(error, description, nonce=False):
+            header = f'{challenge_scheme} error="{error}", error_description="{description}", algs="ES256 PS256"'
+            headers = [("WWW-Authenticate", header)] + ([("DPoP-Nonce", RS_NONCE)] if nonce else [])
+            return json_reply(401, {"error": error}, headers)
+
+        if entry is None or scheme.lower() != "dpop" or entry["jkt"] is None:
+            self.check("resource-dpop-scheme", entry is None, f"scheme {scheme}")
+            return refuse("invalid_token", "a DPoP-bound access token is required")
+        try:
+            jkt, claims = verify_dpop_proof(request.header("DPoP"), "GET", f"{self.issuer}/resource", access_token=token)
+        except ProofError as error:
+            self.check("resource-dpop-proof", False, str(error))
+            return refuse("invalid_dpop_proof", str(error))
+        fresh = claims["jti"] not in self.proof_ids
+        self.proof_ids.add(claims["jti"])
+        self.check("resource-dpop-proof", jkt == entry["jkt"] and fresh, "the token's key, a new jti")
+        if self.module.dpop_nonce and claims.get("nonce") != RS_NONCE:
+            self.check("resource-nonce-challenged", "INFO", "use_dpop_nonce at the resource")
+            return refuse("use_dpop_nonce", "nonce required", nonce=True)
+        return json_reply(200, {"sub": SUBJECT})
+
+    def logout(self, request):
+        """RP-Initiated Logout 1.0: the ID token as hint, then back to the client with its state."""
+        query = request.query
+        self.check("logout-id-token-hint", query.get("id_token_hint") == self.last_id_token, "the last ID token as hint")
+        self.check("logout-client-id", query.get("client_id") == self.client_id, "client_id")
+        target = query.get("post_logout_redirect_uri")
+        if not target:
+            self.check("logout-redirect", False, "no post_logout_redirect_uri")
+            return json_reply(200, {"logged_out": True})
+        parts = urllib.parse.urlsplit(target)
+        parameters = urllib.parse.parse_qsl(parts.query)
+        state = {"correct": query.get("state"), "wrong": "not-the-logout-state", "omit": None}[self.module.logout_state]
+        if state is not None:
+            parameters.append(("state", state))
+        return redirect(urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(parameters))))
 
 
 # MARK: Control
@@ -281,7 +467,7 @@ def control(request):
         name = request.json().get("module")
         if name not in MODULES:
             return json_reply(404, {"error": "unknown module", "modules": sorted(MODULES)})
-        provider = Provider(name)
+        provider = Provider(name, request.json().get("client_jwk"))
         RUNS[provider.id] = provider
         return json_reply(
             201,

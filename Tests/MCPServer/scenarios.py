@@ -22,13 +22,11 @@ Usage: scenarios.py PORT
 """
 
 import hashlib
-import json
 import os
 import re
 import secrets
 import sys
 import threading
-import time
 import urllib.parse
 
 import jwt
@@ -36,10 +34,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
 from loopback import Listener, Reply, b64url, json_reply, parse_basic, redirect  # noqa: E402
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
-ASYMMETRIC_ALGS = ["ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"]
 AS_DPOP_NONCE = "conformance-as-dpop-nonce"
 RS_DPOP_NONCE = "conformance-rs-dpop-nonce"
 
@@ -75,64 +73,6 @@ class Run:
             self.finish(self)
             finished, self.checks = self.checks, saved
             return finished
-
-
-# MARK: DPoP (RFC 9449), checked independently of the client's code
-
-
-class ProofError(Exception):
-    pass
-
-
-def thumbprint(jwk):
-    members = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
-    names = members.get(jwk.get("kty"))
-    if names is None:
-        raise ProofError("unsupported jwk kty")
-    canonical = json.dumps({k: jwk[k] for k in names}, separators=(",", ":"), sort_keys=True)
-    return b64url(hashlib.sha256(canonical.encode()).digest())
-
-
-def normalized_htu(url):
-    parts = urllib.parse.urlsplit(url)
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}"
-
-
-def verify_dpop_proof(proof, method, url, access_token=None):
-    """Returns (jkt, claims) of a valid proof for `method` and `url`, or raises ProofError."""
-    if not proof or "," in proof:
-        raise ProofError("missing proof" if not proof else "more than one DPoP proof")
-    try:
-        header = jwt.get_unverified_header(proof)
-    except jwt.PyJWTError:
-        raise ProofError("not a well-formed JWT")
-    if header.get("typ") != "dpop+jwt":
-        raise ProofError("typ must be dpop+jwt")
-    alg = header.get("alg")
-    if alg not in ASYMMETRIC_ALGS:
-        raise ProofError("alg must be asymmetric")
-    jwk = header.get("jwk")
-    if not isinstance(jwk, dict) or "d" in jwk:
-        raise ProofError("jwk missing or private")
-    try:
-        key = jwt.PyJWK(jwk, algorithm=alg).key
-        claims = jwt.decode(proof, key, algorithms=[alg], options={"verify_aud": False, "verify_exp": False})
-    except jwt.PyJWTError as error:
-        raise ProofError(f"signature does not verify: {error}")
-    if not isinstance(claims.get("jti"), str):
-        raise ProofError("missing jti")
-    if claims.get("htm") != method:
-        raise ProofError(f"htm is not {method}")
-    htu = claims.get("htu")
-    if not isinstance(htu, str) or "?" in htu or "#" in htu or normalized_htu(htu) != normalized_htu(url):
-        raise ProofError("htu does not match")
-    if not isinstance(claims.get("iat"), int) or abs(time.time() - claims["iat"]) > 300:
-        raise ProofError("iat outside the window")
-    if access_token is not None:
-        expected = b64url(hashlib.sha256(access_token.encode()).digest())
-        if claims.get("ath") != expected:
-            raise ProofError("ath does not match the access token")
-    return thumbprint(jwk), claims
 
 
 # MARK: The authorization server

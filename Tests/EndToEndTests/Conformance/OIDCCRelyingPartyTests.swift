@@ -37,11 +37,16 @@ enum ConformanceProvider {
         let description: String
     }
 
-    static func start(_ module: String) async throws -> Run {
+    /// Starts a provider serving `module`; a FAPI 2.0 module needs the client's public key.
+    static func start(_ module: String, clientJWK: [String: String]? = nil) async throws -> Run {
+        struct Start: Encodable {
+            let module: String
+            let client_jwk: [String: String]?
+        }
         let base = try #require(url, notRunReason)
         var request = URLRequest(url: base.appendingPathComponent("runs"))
         request.httpMethod = "POST"
-        request.httpBody = try JSONEncoder().encode(["module": module])
+        request.httpBody = try JSONEncoder().encode(Start(module: module, client_jwk: clientJWK))
         let (data, _) = try await URLSession.shared.data(for: request)
         return try JSONDecoder().decode(Run.self, from: data)
     }
@@ -255,6 +260,82 @@ struct OIDCCRelyingPartyTests {
         #expect(second.claims.subject == "user-1")
         let fetches = try await ConformanceProvider.checks(of: run).filter { $0.id == "jwks-requested" }.count
         #expect(fetches == 2, "one fetch per key")
+    }
+
+    // MARK: Refresh-token profile
+
+    /// Signs in, then refreshes: the refresh's new ID token is validated against the first.
+    func refresh(_ module: String) async throws -> Result<OAuthToken, any Error> {
+        let run = try await ConformanceProvider.start(module)
+        let outcome = try await signIn(run)
+        let token = try outcome.session.get().token
+        let flow = try outcome.oidc.sessionFlow()
+        return await Result { try await flow.refresh(token, for: outcome.authenticator.context) }
+    }
+
+    func refreshRefused(
+        _ module: String, for rule: IDTokenValidationError.Rule, sourceLocation: SourceLocation = #_sourceLocation
+    )
+        async throws
+    {
+        let refreshed = try await refresh(module)
+        #expect(throws: IDTokenValidationError.self, sourceLocation: sourceLocation) { try refreshed.get() }
+        if case .failure(let error as IDTokenValidationError) = refreshed {
+            #expect(error.rule == rule, "\(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func oidccClientTestRefreshToken() async throws {
+        let refreshed = try await refresh("oidcc-client-test-refresh-token").get()
+        #expect(refreshed.idTokenClaims?.subject == "user-1")
+    }
+
+    @Test func oidccClientTestRefreshTokenInvalidIssuer() async throws {
+        try await refreshRefused("oidcc-client-test-refresh-token-invalid-issuer", for: .issuer)
+    }
+
+    @Test func oidccClientTestRefreshTokenInvalidAud() async throws {
+        try await refreshRefused("oidcc-client-test-refresh-token-invalid-aud", for: .audience)
+    }
+
+    @Test func oidccClientTestRefreshTokenInvalidAzp() async throws {
+        try await refreshRefused("oidcc-client-test-refresh-token-invalid-azp", for: .authorizedParty)
+    }
+
+    @Test func oidccClientTestRefreshTokenInvalidSub() async throws {
+        try await refreshRefused("oidcc-client-test-refresh-token-invalid-sub", for: .subject)
+    }
+
+    // MARK: RP-initiated logout
+
+    func logout(_ module: String) async throws -> (Run, Result<Void, any Error>, OAuthAuthenticator) {
+        let run = try await ConformanceProvider.start(module)
+        let outcome = try await signIn(run)
+        _ = try outcome.session.get()
+        let result = await Result {
+            try await outcome.oidc.signOut(
+                outcome.authenticator, postLogoutRedirectURI: ResourceSignInRedirect.uri,
+                userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: 5))
+        }
+        return (run, result, outcome.authenticator)
+    }
+
+    @Test func oidccClientTestRpInitLogout() async throws {
+        let (run, result, authenticator) = try await logout("oidcc-client-test-rp-init-logout")
+        try result.get()
+        #expect(try await authenticator.currentCredential() == nil)
+        let checks = try await ConformanceProvider.checks(of: run)
+        #expect(checks.contains { $0.id == "logout-id-token-hint" && $0.status == "SUCCESS" })
+        try await expectNoFailedCheck(run, sourceLocation: #_sourceLocation)
+    }
+
+    /// A logout redirect with another state (or none) is not taken for the logout's answer; the
+    /// local session is gone all the same.
+    @Test(arguments: ["oidcc-client-test-rp-init-logout-invalid-state", "oidcc-client-test-rp-init-logout-no-state"])
+    func oidccClientTestRpInitLogoutWithoutItsState(module: String) async throws {
+        let (_, result, authenticator) = try await logout(module)
+        #expect(throws: (any Error).self) { try result.get() }
+        #expect(try await authenticator.currentCredential() == nil, "signed out locally")
     }
 
     // MARK: Other signing algorithms
