@@ -170,6 +170,7 @@ let package = Package(
             dependencies: [
                 "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect", "DPoP",
                 "AsyncHTTPClientTransport", "MCPAuthentication",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(
                     name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
