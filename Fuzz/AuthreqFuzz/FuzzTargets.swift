@@ -32,6 +32,7 @@ enum FuzzTargets {
         "par-reply": pushedAuthorizationReply,
         "dpop-challenge": dpopChallenge,
         "registration-reply": registrationReply,
+        "authorization-details": authorizationDetails,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -85,6 +86,24 @@ enum FuzzTargets {
             check(!error.description.contains("refresh-token-value"), "a sent secret leaked")
         } catch {
             check(!"\(error)".contains("client-secret-value"), "a sent secret leaked")
+        }
+    }
+
+    /// RFC 9396 `authorization_details`: whatever parses re-encodes as the parameter and parses to
+    /// the same entries, and a token keeps it through its store.
+    static func authorizationDetails(_ data: Data) {
+        guard let json = try? JSONValue(parsing: data) else { return }
+        guard let details = try? AuthorizationDetail.list(from: json) else { return }
+        check(details.allSatisfy { !$0.type.isEmpty }, "an entry without a type was accepted")
+        do {
+            let parameter = try AuthorizationDetail.parameter(details)
+            let again = try AuthorizationDetail.list(from: try JSONValue(parsing: Data(parameter.utf8)))
+            check(again == details, "authorization_details did not survive its parameter")
+            let token = OAuthToken(accessToken: "at", additionalFields: ["authorization_details": json])
+            let stored = try JSONDecoder().decode(OAuthToken.self, from: try JSONEncoder().encode(token))
+            check(stored.authorizationDetails == details, "authorization_details did not survive the store")
+        } catch {
+            check(false, "accepted authorization_details failed to re-encode: \(error)")
         }
     }
 

@@ -188,6 +188,9 @@ public actor CodeFlowManager {
             code: response.code,
             redirectURI: session.redirectURI.absoluteString,
             codeVerifier: request.pkce?.verifier,
+            additionalParameters: configuration.authorizationDetails.isEmpty
+                ? [:]
+                : ["authorization_details": try AuthorizationDetail.parameter(configuration.authorizationDetails)],
             account: account,
             resources: configuration.tokenRequestResources ?? configuration.resources
         )

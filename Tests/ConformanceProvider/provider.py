@@ -22,6 +22,7 @@ Usage: provider.py PORT
 """
 
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -85,6 +86,7 @@ class Module:
         dpop_nonce=True,
         lowercase_challenge=False,
         advertised=None,
+        granted_details="echo",
     ):
         self.algorithm, self.kid, self.extra_keys = algorithm, kid, extra_keys
         self.claims, self.drop, self.bad_signature = claims or {}, drop, bad_signature
@@ -97,6 +99,9 @@ class Module:
         self.expires_in, self.token_type, self.dpop_nonce = expires_in, token_type, dpop_nonce
         self.lowercase_challenge = lowercase_challenge
         self.advertised = advertised or algorithm
+        # RFC 9396: what the token response grants: the request's entries, each given an
+        # identifier ("echo"), or a malformed value ("malformed").
+        self.granted_details = granted_details
 
 
 def fapi(**options):
@@ -171,6 +176,10 @@ MODULES = {
     "fapi2-security-profile-final-client-test-token-type-case-insensitivity": fapi(token_type="dpop"),
     "fapi2-security-profile-final-client-test-dpop-scheme-case-insensitivity": fapi(lowercase_challenge=True),
     "fapi2-security-profile-final-client-test-es256": fapi(algorithm="ES256"),
+    # RAR (RFC 9396): authorization_details in the request, by value and pushed, and granted back
+    "rar-authorization-details": Module(),
+    "rar-authorization-details-par": fapi(),
+    "rar-malformed-granted-details": Module(granted_details="malformed"),
     # Key types beyond the plans' RS256
     "oidcc-client-test-idtoken-sig-es256": Module(algorithm="ES256"),
     "oidcc-client-test-idtoken-sig-ps256": Module(algorithm="PS256"),
@@ -307,8 +316,21 @@ class Provider:
         self.check("nonce-sent", bool(query.get("nonce")), "a nonce in the authentication request")
         self.check("pkce-s256", query.get("code_challenge_method") == "S256", "PKCE S256")
         self.check("client-id", query.get("client_id") == self.client_id, "the registered client")
+        details = None
+        if "authorization_details" in query:
+            try:
+                details = json.loads(query["authorization_details"])
+                ok = isinstance(details, list) and all(isinstance(d, dict) and isinstance(d.get("type"), str) for d in details)
+            except ValueError:
+                ok = False
+            self.check("rar-authorization-request", ok, "authorization_details: an array of typed objects")
         code = secrets.token_urlsafe(16)
-        self.codes[code] = {"nonce": query.get("nonce"), "scope": scopes, "challenge": query.get("code_challenge")}
+        self.codes[code] = {
+            "nonce": query.get("nonce"),
+            "scope": scopes,
+            "challenge": query.get("code_challenge"),
+            "details": details,
+        }
         target = urllib.parse.urlsplit(query.get("redirect_uri", ""))
         parameters = urllib.parse.parse_qsl(target.query) + [("code", code)]
         state = {"correct": query.get("state"), "wrong": "not-the-request-state", "omit": None}[self.module.response_state]
@@ -356,7 +378,7 @@ class Provider:
         access = secrets.token_urlsafe(24)
         refresh = secrets.token_urlsafe(24)
         self.tokens[access] = {"scope": entry["scope"], "nonce": None, "jkt": jkt}
-        self.tokens[refresh] = {"scope": entry["scope"], "nonce": None, "jkt": jkt}
+        self.tokens[refresh] = {"scope": entry["scope"], "nonce": None, "jkt": jkt, "details": None}
         body = {
             "access_token": access,
             "token_type": self.module.token_type or ("DPoP" if jkt else "Bearer"),
@@ -366,6 +388,11 @@ class Provider:
         }
         if self.module.expires_in:
             body["expires_in"] = 300
+        if entry.get("details") is not None and grant == "authorization_code":
+            sent = form.get("authorization_details")
+            self.check("rar-token-request", sent is not None and json.loads(sent) == entry["details"], "the same authorization_details at the code exchange")
+            granted = [{**detail, "identifier": f"grant-{index}"} for index, detail in enumerate(entry["details"])]
+            body["authorization_details"] = granted if self.module.granted_details == "echo" else "not-an-array"
         return json_reply(200, body)
 
     def id_token(self, entry, access_token, refreshing=False):

@@ -34,6 +34,10 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
             parameters.append(("code_challenge_method", pkce.method.rawValue))
         }
         parameters += configuration.additionalParameters.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
+        if !configuration.authorizationDetails.isEmpty {
+            parameters.append(
+                ("authorization_details", try AuthorizationDetail.parameter(configuration.authorizationDetails)))
+        }
         for resource in configuration.resources {
             guard resource.scheme != nil, !resource.absoluteString.contains("#") else {
                 throw CodeFlowError(

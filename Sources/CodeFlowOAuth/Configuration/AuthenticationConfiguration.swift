@@ -30,6 +30,10 @@ public struct AuthenticationConfiguration: Sendable {
     /// differ from ``resources``: a grant for several resources whose first token is for one of
     /// them (an audience-bound token, RFC 8707 §2.2). `nil`, the default, names ``resources``.
     public var tokenRequestResources: [URL]? = nil
+    /// RFC 9396 `authorization_details`: sent with the authorization request (pushed with it when
+    /// it is pushed) and the code exchange; what the server granted comes back with the token
+    /// (``OAuthToken/authorizationDetails``). Empty, the default, sends none.
+    public var authorizationDetails: [AuthorizationDetail] = []
     /// The pushed authorization request endpoint (RFC 9126). When set, the authorization request
     /// is pushed there, authenticated like a token request, and the browser opens only
     /// `client_id`, `request_uri` and the ``parametersRepeatedInBrowser``.

@@ -152,6 +152,16 @@ public struct TokenEndpoint: Sendable {
         let refreshToken = try string("refresh_token")
         let scope = try string("scope") ?? requestedScope
         let idToken = try string("id_token")
+        // RFC 9396 §7: what was granted; kept in additionalFields, so it is checked here once.
+        if let details = fields["authorization_details"] {
+            do {
+                _ = try AuthorizationDetail.list(from: details)
+            } catch {
+                throw TokenEndpointError(
+                    .invalidField, "The token response's authorization_details is malformed: \(error).", reply: reply,
+                    field: "authorization_details")
+            }
+        }
         return OAuthToken(
             accessToken: accessToken,
             tokenType: tokenType,

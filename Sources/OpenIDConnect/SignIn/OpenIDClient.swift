@@ -85,6 +85,8 @@ public struct OpenIDClient: Sendable {
     ///     provider whose metadata requires it gets it anyway.
     ///   - parametersRepeatedInBrowser: With PAR, the parameters a provider wants repeated next to
     ///     `request_uri` in the browser.
+    ///   - authorizationDetails: RFC 9396 `authorization_details`, sent with the authorization
+    ///     request and the code exchange; the granted ones come back with the token.
     ///   - allowsStepUp: Whether the session signs the same user in again in `userAgent` when a
     ///     resource asks for a step-up (`insufficient_scope`, or RFC 9470's `acr_values` and
     ///     `max_age`), checking the new ID token for them; `false` passes such a refusal on.
@@ -95,16 +97,17 @@ public struct OpenIDClient: Sendable {
         request: OpenIDAuthenticationRequest = OpenIDAuthenticationRequest(),
         userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil,
         resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = [],
-        allowsStepUp: Bool = false
+        authorizationDetails: [AuthorizationDetail] = [], allowsStepUp: Bool = false
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
         let nonce = AuthorizationRequest.makeState()
-        let configuration = try AuthenticationConfiguration(
+        var configuration = try AuthenticationConfiguration(
             metadata: provider.metadata, client: client, redirectURI: redirectURI, scope: fullScope,
             additionalParameters: request.parameters(nonce: nonce), resources: resources,
             pushesAuthorizationRequests: pushesAuthorizationRequests,
             parametersRepeatedInBrowser: parametersRepeatedInBrowser)
+        configuration.authorizationDetails = authorizationDetails
         // The code exchange proves the session's DPoP key when the authenticator has a prover.
         let context = hasOwnContext ? self.context : authenticator.context
         let manager = CodeFlowManager(

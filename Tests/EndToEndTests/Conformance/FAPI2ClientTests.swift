@@ -37,7 +37,9 @@ struct FAPI2ClientTests {
         func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
     }
 
-    func signIn(_ module: String, timeout: TimeInterval = 30) async throws -> Client {
+    func signIn(_ module: String, timeout: TimeInterval = 30, authorizationDetails: [AuthorizationDetail] = [])
+        async throws -> Client
+    {
         let key = ES256PrivateKey()
         let (x, y) = try #require(key.publicKey.parameters)
         let run = try await ConformanceProvider.start(
@@ -52,7 +54,7 @@ struct FAPI2ClientTests {
             try await oidc.signIn(
                 redirectURI: ResourceSignInRedirect.uri, scope: "openid",
                 userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: timeout), configuring: authenticator,
-                pushesAuthorizationRequests: true)
+                pushesAuthorizationRequests: true, authorizationDetails: authorizationDetails)
         }
         return Client(run: run, oidc: oidc, authenticator: authenticator, session: session)
     }
@@ -203,6 +205,19 @@ struct FAPI2ClientTests {
 
     @Test func fapi2SecurityProfileFinalClientTestDpopSchemeCaseInsensitivity() async throws {
         try await accepts("fapi2-security-profile-final-client-test-dpop-scheme-case-insensitivity")
+    }
+
+    /// RAR through PAR: the pushed request carries `authorization_details`; the grant comes back.
+    @Test func rarAuthorizationDetailsPAR() async throws {
+        let client = try await signIn(
+            "rar-authorization-details-par", authorizationDetails: [OIDCCRelyingPartyTests.payment])
+        let granted = try #require(try client.session.get().token.authorizationDetails)
+        #expect(granted.first?.identifier == "grant-0")
+        let checks = try await ConformanceProvider.checks(of: client.run)
+        for id in ["par-used", "rar-authorization-request", "rar-token-request"] {
+            #expect(checks.contains { $0.id == id && $0.status == "SUCCESS" }, "\(id)")
+        }
+        #expect(!checks.contains { $0.status == "FAILURE" })
     }
 
     @Test func fapi2SecurityProfileFinalClientTestES256() async throws {

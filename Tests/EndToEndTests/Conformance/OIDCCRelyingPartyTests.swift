@@ -91,8 +91,10 @@ struct OIDCCRelyingPartyTests {
         let session: Result<OpenIDSession, any Error>
     }
 
-    /// Discovers the provider and signs in with `scope`.
-    func signIn(_ run: Run, scope: String = "openid") async throws -> Outcome {
+    /// Discovers the provider and signs in with `scope` (and `authorizationDetails`, RFC 9396).
+    func signIn(_ run: Run, scope: String = "openid", authorizationDetails: [AuthorizationDetail] = []) async throws
+        -> Outcome
+    {
         let provider = try await OpenIDProvider.discover(issuer: run.issuerURL, minimumKeyRefetchInterval: 0)
         let oidc = OpenIDClient(provider: provider, client: run.client)
         let store = InMemoryTokenStore()
@@ -100,7 +102,8 @@ struct OIDCCRelyingPartyTests {
         let session = await Result {
             try await oidc.signIn(
                 redirectURI: ResourceSignInRedirect.uri, scope: scope,
-                userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30), configuring: authenticator)
+                userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30), configuring: authenticator,
+                authorizationDetails: authorizationDetails)
         }
         return Outcome(oidc: oidc, authenticator: authenticator, store: store, session: session)
     }
@@ -336,6 +339,43 @@ struct OIDCCRelyingPartyTests {
         let (_, result, authenticator) = try await logout(module)
         #expect(throws: (any Error).self) { try result.get() }
         #expect(try await authenticator.currentCredential() == nil, "signed out locally")
+    }
+
+    // MARK: RAR (RFC 9396)
+
+    static let payment = AuthorizationDetail(
+        type: "payment_initiation",
+        fields: [
+            "instructedAmount": .object(["currency": .string("EUR"), "amount": .string("123.50")]),
+            "creditorName": .string("Merchant A"), "actions": .array([.string("initiate")]),
+        ])
+
+    @Test func rarAuthorizationDetails() async throws {
+        let run = try await ConformanceProvider.start("rar-authorization-details")
+        let outcome = try await signIn(run, authorizationDetails: [Self.payment])
+        let granted = try #require(try outcome.session.get().token.authorizationDetails)
+        #expect(granted.map(\.type) == ["payment_initiation"])
+        #expect(granted.first?.identifier == "grant-0")
+        #expect(granted.first?.strings("actions") == ["initiate"])
+        #expect(granted.first?.fields["creditorName"] == .string("Merchant A"))
+        // Kept with the credential: another process restores it from the store.
+        let restored = try #require(try await outcome.oidc.restore(store: outcome.store))
+        #expect(try await restored.currentCredential()?.authorizationDetails == granted)
+        let checks = try await ConformanceProvider.checks(of: run)
+        for id in ["rar-authorization-request", "rar-token-request"] {
+            #expect(checks.contains { $0.id == id && $0.status == "SUCCESS" }, "\(id)")
+        }
+        try await expectNoFailedCheck(run, sourceLocation: #_sourceLocation)
+    }
+
+    @Test func rarMalformedGrantedDetails() async throws {
+        let run = try await ConformanceProvider.start("rar-malformed-granted-details")
+        let outcome = try await signIn(run, authorizationDetails: [Self.payment])
+        #expect(throws: TokenEndpointError.self) { try outcome.session.get() }
+        if case .failure(let error as TokenEndpointError) = outcome.session {
+            #expect(error.field == "authorization_details", "\(error)")
+        }
+        #expect(try await outcome.authenticator.currentCredential() == nil, "nothing stored")
     }
 
     // MARK: Other signing algorithms
