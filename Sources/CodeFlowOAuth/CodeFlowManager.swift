@@ -198,14 +198,18 @@ public actor CodeFlowManager {
         return CodeFlowResult(token: token, flow: flow)
     }
 
-    /// The authorization request, pushed first (RFC 9126) when the configuration names a pushed
-    /// authorization request endpoint.
+    /// The authorization request, signed as a request object (RFC 9101) when the configuration
+    /// has a signer, and pushed first (RFC 9126) when it names a pushed authorization request
+    /// endpoint.
     private static func prepareRequest(
         configuration: AuthenticationConfiguration,
         redirectURI: URL,
         context: AuthenticationContext
     ) async throws -> AuthorizationRequest {
-        let request = try AuthorizationRequest(configuration: configuration, redirectURI: redirectURI)
+        var request = try AuthorizationRequest(configuration: configuration, redirectURI: redirectURI)
+        if let signer = configuration.requestObjectSigner {
+            request = try await request.signedAsRequestObject(by: signer, configuration: configuration)
+        }
         guard let endpoint = configuration.pushedAuthorizationRequestEndpoint else { return request }
         let pushed = try await PushedAuthorizationEndpoint(url: endpoint, client: configuration.client)
             .push(request.parameters, context: context)

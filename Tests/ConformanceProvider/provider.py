@@ -87,6 +87,9 @@ class Module:
         lowercase_challenge=False,
         advertised=None,
         granted_details="echo",
+        require_par=True,
+        jar=False,
+        request_object_algs=("ES256", "PS256"),
     ):
         self.algorithm, self.kid, self.extra_keys = algorithm, kid, extra_keys
         self.claims, self.drop, self.bad_signature = claims or {}, drop, bad_signature
@@ -102,6 +105,8 @@ class Module:
         # RFC 9396: what the token response grants: the request's entries, each given an
         # identifier ("echo"), or a malformed value ("malformed").
         self.granted_details = granted_details
+        # JAR (RFC 9101): request objects required, by value or pushed.
+        self.require_par, self.jar, self.request_object_algs = require_par, jar, list(request_object_algs)
 
 
 def fapi(**options):
@@ -180,6 +185,10 @@ MODULES = {
     "rar-authorization-details": Module(),
     "rar-authorization-details-par": fapi(),
     "rar-malformed-granted-details": Module(granted_details="malformed"),
+    # JAR (RFC 9101): signed request objects by value and through PAR
+    "jar-request-object-by-value": fapi(jar=True, require_par=False),
+    "jar-request-object-through-par": fapi(jar=True),
+    "jar-request-object-algorithm-not-supported": fapi(jar=True, request_object_algs=("PS256",)),
     # Key types beyond the plans' RS256
     "oidcc-client-test-idtoken-sig-es256": Module(algorithm="ES256"),
     "oidcc-client-test-idtoken-sig-ps256": Module(algorithm="PS256"),
@@ -258,7 +267,9 @@ class Provider:
         if self.module.fapi:
             document.update(
                 pushed_authorization_request_endpoint=f"{self.issuer}/par",
-                require_pushed_authorization_requests=True,
+                require_pushed_authorization_requests=self.module.require_par,
+                request_object_signing_alg_values_supported=self.module.request_object_algs,
+                require_signed_request_object=self.module.jar,
                 token_endpoint_auth_methods_supported=["private_key_jwt"],
                 token_endpoint_auth_signing_alg_values_supported=["ES256", "PS256"],
                 dpop_signing_alg_values_supported=["ES256", "PS256"],
@@ -294,10 +305,45 @@ class Provider:
         self.check("private-key-jwt", ok, f"private_key_jwt at {endpoint}: {why}")
         return ok
 
+    def request_object(self, parameters):
+        """The parameters of a signed request object (RFC 9101), checked; `None` when refused."""
+        token = parameters.get("request")
+        if token is None:
+            if self.module.jar:
+                self.check("jar-request-object", False, "no request object although the server requires one")
+            return None if self.module.jar else parameters
+        try:
+            header = jwt.get_unverified_header(token)
+            key = jwt.PyJWK(self.client_jwk).key
+            claims = jwt.decode(
+                token, key, algorithms=self.module.request_object_algs, audience=self.issuer,
+                options={"require": ["exp", "iss", "aud", "iat"]},
+            )
+        except jwt.PyJWTError as error:
+            self.check("jar-request-object", False, f"the request object does not verify: {error}")
+            return None
+        ok = (
+            header.get("typ") == "oauth-authz-req+jwt"
+            and claims.get("iss") == self.client_id
+            and claims.get("client_id") == self.client_id == parameters.get("client_id")
+            and claims["exp"] - claims["iat"] <= 600
+        )
+        self.check("jar-request-object", ok, "typ, signature, iss, aud, client_id, a short exp")
+        if not ok:
+            return None
+        return {
+            name: value if isinstance(value, str) else json.dumps(value)
+            for name, value in claims.items()
+            if name not in ("iss", "aud", "iat", "nbf", "exp", "jti")
+        }
+
     def par(self, request):
         form = request.form()
         if not self.authenticate_client(request, form, "par"):
             return json_reply(401, {"error": "invalid_client"})
+        form = self.request_object(form)
+        if form is None:
+            return json_reply(400, {"error": "invalid_request_object"})
         self.check("par-used", True, "pushed authorization request")
         request_uri = f"urn:ietf:params:oauth:request_uri:{secrets.token_urlsafe(16)}"
         self.requests[request_uri] = form
@@ -305,12 +351,16 @@ class Provider:
 
     def authorize(self, request):
         query = request.query
-        if self.module.fapi:
+        if self.module.fapi and (self.module.require_par or "request_uri" in query):
             pushed = self.requests.pop(query.get("request_uri", ""), None)
             self.check("par-required", pushed is not None, "the authorization request went through PAR")
             if pushed is None:
                 return json_reply(400, {"error": "invalid_request", "error_description": "PAR required"})
             query = {**pushed, "client_id": query.get("client_id")}
+        elif self.module.jar:
+            query = self.request_object(query)
+            if query is None:
+                return json_reply(400, {"error": "invalid_request_object"})
         scopes = (query.get("scope") or "").split()
         self.check("openid-scope", "openid" in scopes, "openid in the authentication request", scope=query.get("scope"))
         self.check("nonce-sent", bool(query.get("nonce")), "a nonce in the authentication request")

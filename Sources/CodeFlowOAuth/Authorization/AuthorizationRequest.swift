@@ -77,6 +77,42 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
             redirectURI: redirectURI, state: state, pkce: pkce, parameters: parameters)
     }
 
+    /// This request as a signed request object (RFC 9101 §5): its parameters become the claims
+    /// (repeated ones an array, `authorization_details` its JSON), and the request sends
+    /// `client_id`, `request` and the ``AuthenticationConfiguration/parametersRepeatedInBrowser``;
+    /// state and PKCE are unchanged.
+    ///
+    /// - Throws: ``CodeFlowError`` (`invalidConfiguration`) without the server's issuer (the
+    ///   audience), or when the server lists request object algorithms and not the signer's.
+    package func signedAsRequestObject(by signer: any RequestObjectSigner, configuration: AuthenticationConfiguration)
+        async throws -> AuthorizationRequest
+    {
+        guard let issuer = configuration.issuer else {
+            throw CodeFlowError(.invalidConfiguration, "A request object needs the server's issuer as its audience.")
+        }
+        let supported = configuration.requestObjectSigningAlgorithms
+        guard supported.isEmpty || supported.contains(signer.requestObjectAlgorithm) else {
+            throw CodeFlowError(
+                .invalidConfiguration,
+                "The server accepts request objects signed with \(supported.joined(separator: ", ")), not "
+                    + "\(signer.requestObjectAlgorithm); nothing was sent.")
+        }
+        var claims: [String: JSONValue] = [:]
+        for (name, text) in parameters {
+            let value: JSONValue =
+                name == "authorization_details"
+                ? (try? JSONValue(parsing: Data(text.utf8))) ?? .string(text) : .string(text)
+            claims[name] = claims[name].map { .array(($0.arrayValue ?? [$0]) + [value]) } ?? value
+        }
+        let clientID = configuration.client.clientID
+        let object = try await signer.requestObject(clientID: clientID, audience: issuer, parameters: claims)
+        var sent = [("client_id", clientID), ("request", object)]
+        sent += parameters.filter { configuration.parametersRepeatedInBrowser.contains($0.0) && $0.0 != "client_id" }
+        return AuthorizationRequest(
+            url: try Self.url(configuration.authorizationEndpoint, adding: sent),
+            redirectURI: redirectURI, state: state, pkce: pkce, parameters: sent)
+    }
+
     /// `endpoint` with `parameters` after its own query items.
     private static func url(_ endpoint: URL, adding parameters: [(String, String)]) throws -> URL {
         guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else {

@@ -34,6 +34,13 @@ public struct AuthenticationConfiguration: Sendable {
     /// it is pushed) and the code exchange; what the server granted comes back with the token
     /// (``OAuthToken/authorizationDetails``). Empty, the default, sends none.
     public var authorizationDetails: [AuthorizationDetail] = []
+    /// Signs the request as a request object (RFC 9101, JAR): the browser, or the pushed request
+    /// under PAR, then carries only `client_id`, `request` and the
+    /// ``parametersRepeatedInBrowser``. `nil`, the default, sends plain parameters.
+    public var requestObjectSigner: (any RequestObjectSigner)? = nil
+    /// The server's `request_object_signing_alg_values_supported`; when not empty, a request
+    /// object in another algorithm is refused before anything is sent.
+    public var requestObjectSigningAlgorithms: [String] = []
     /// The pushed authorization request endpoint (RFC 9126). When set, the authorization request
     /// is pushed there, authenticated like a token request, and the browser opens only
     /// `client_id`, `request_uri` and the ``parametersRepeatedInBrowser``.
@@ -142,5 +149,7 @@ public struct AuthenticationConfiguration: Sendable {
             pushedAuthorizationRequestEndpoint: pushes ? metadata.pushedAuthorizationRequestEndpoint : nil,
             parametersRepeatedInBrowser: parametersRepeatedInBrowser
         )
+        requestObjectSigningAlgorithms =
+            metadata.fields["request_object_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 }

@@ -99,8 +99,8 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
         self.clock = clock
     }
 
-    /// A fresh assertion for a request to `endpoint`.
-    public func assertion(clientID: String, endpoint: URL) async throws -> String {
+    /// The key, in a collection jwt-kit signs with, under ``keyID``.
+    func keyCollection() async -> (JWTKeyCollection, JWKIdentifier?) {
         let keys = JWTKeyCollection()
         let kid = keyID.map { JWKIdentifier(string: $0) }
         switch key {
@@ -113,6 +113,12 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
             }
         case .eddsa(let key): await keys.add(eddsa: key, kid: kid)
         }
+        return (keys, kid)
+    }
+
+    /// A fresh assertion for a request to `endpoint`.
+    public func assertion(clientID: String, endpoint: URL) async throws -> String {
+        let (keys, kid) = await keyCollection()
         return try await ClientAssertionClaims.sign(
             clientID: clientID, audience: audience.value(for: endpoint), lifetime: lifetime, now: clock.now, keys: keys,
             kid: kid)

@@ -87,6 +87,8 @@ public struct OpenIDClient: Sendable {
     ///     `request_uri` in the browser.
     ///   - authorizationDetails: RFC 9396 `authorization_details`, sent with the authorization
     ///     request and the code exchange; the granted ones come back with the token.
+    ///   - requestObjectSigner: Signs the authorization request as a request object (RFC 9101,
+    ///     JAR), sent by value or pushed; e.g. the client's `PrivateKeyJWT`.
     ///   - allowsStepUp: Whether the session signs the same user in again in `userAgent` when a
     ///     resource asks for a step-up (`insufficient_scope`, or RFC 9470's `acr_values` and
     ///     `max_age`), checking the new ID token for them; `false` passes such a refusal on.
@@ -97,7 +99,8 @@ public struct OpenIDClient: Sendable {
         request: OpenIDAuthenticationRequest = OpenIDAuthenticationRequest(),
         userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil,
         resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = [],
-        authorizationDetails: [AuthorizationDetail] = [], allowsStepUp: Bool = false
+        authorizationDetails: [AuthorizationDetail] = [], requestObjectSigner: (any RequestObjectSigner)? = nil,
+        allowsStepUp: Bool = false
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
@@ -108,6 +111,7 @@ public struct OpenIDClient: Sendable {
             pushesAuthorizationRequests: pushesAuthorizationRequests,
             parametersRepeatedInBrowser: parametersRepeatedInBrowser)
         configuration.authorizationDetails = authorizationDetails
+        configuration.requestObjectSigner = requestObjectSigner
         // The code exchange proves the session's DPoP key when the authenticator has a prover.
         let context = hasOwnContext ? self.context : authenticator.context
         let manager = CodeFlowManager(

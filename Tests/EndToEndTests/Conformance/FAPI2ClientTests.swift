@@ -37,24 +37,25 @@ struct FAPI2ClientTests {
         func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
     }
 
-    func signIn(_ module: String, timeout: TimeInterval = 30, authorizationDetails: [AuthorizationDetail] = [])
-        async throws -> Client
-    {
+    func signIn(
+        _ module: String, timeout: TimeInterval = 30, authorizationDetails: [AuthorizationDetail] = [],
+        requestObject: Bool = false, pushes: Bool = true
+    ) async throws -> Client {
         let key = ES256PrivateKey()
         let (x, y) = try #require(key.publicKey.parameters)
         let run = try await ConformanceProvider.start(
             module, clientJWK: ["kty": "EC", "crv": "P-256", "x": x, "y": y, "alg": "ES256"])
         let provider = try await OpenIDProvider.discover(issuer: run.issuerURL, minimumKeyRefetchInterval: 0)
-        let oidc = OpenIDClient(
-            provider: provider,
-            client: .assertion(id: run.client_id, signer: PrivateKeyJWT(key: key, audience: .issuer(run.issuer))))
+        let signer = PrivateKeyJWT(key: key, audience: .issuer(run.issuer))
+        let oidc = OpenIDClient(provider: provider, client: .assertion(id: run.client_id, signer: signer))
         let authenticator = OAuthAuthenticator(
             store: InMemoryTokenStore(), configuration: .init(proofOfPossession: DPoPProver()))
         let session = await Result {
             try await oidc.signIn(
                 redirectURI: ResourceSignInRedirect.uri, scope: "openid",
                 userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: timeout), configuring: authenticator,
-                pushesAuthorizationRequests: true, authorizationDetails: authorizationDetails)
+                pushesAuthorizationRequests: pushes, authorizationDetails: authorizationDetails,
+                requestObjectSigner: requestObject ? signer : nil)
         }
         return Client(run: run, oidc: oidc, authenticator: authenticator, session: session)
     }
@@ -218,6 +219,43 @@ struct FAPI2ClientTests {
             #expect(checks.contains { $0.id == id && $0.status == "SUCCESS" }, "\(id)")
         }
         #expect(!checks.contains { $0.status == "FAILURE" })
+    }
+
+    // MARK: JAR (RFC 9101)
+
+    /// The request signed as a request object and sent by value in the browser's URL, with
+    /// `authorization_details` inside it.
+    @Test func jarRequestObjectByValue() async throws {
+        let client = try await signIn(
+            "jar-request-object-by-value", authorizationDetails: [OIDCCRelyingPartyTests.payment], requestObject: true,
+            pushes: false)
+        #expect(try client.session.get().token.authorizationDetails?.first?.identifier == "grant-0")
+        let checks = try await ConformanceProvider.checks(of: client.run)
+        for id in ["jar-request-object", "rar-authorization-request", "pkce-s256", "nonce-sent"] {
+            #expect(checks.contains { $0.id == id && $0.status == "SUCCESS" }, "\(id)")
+        }
+        #expect(!checks.contains { $0.id == "par-used" })
+        #expect(!checks.contains { $0.status == "FAILURE" })
+    }
+
+    @Test func jarRequestObjectThroughPAR() async throws {
+        let client = try await signIn("jar-request-object-through-par", requestObject: true)
+        _ = try client.session.get()
+        let checks = try await ConformanceProvider.checks(of: client.run)
+        for id in ["jar-request-object", "par-used", "private-key-jwt"] {
+            #expect(checks.contains { $0.id == id && $0.status == "SUCCESS" }, "\(id)")
+        }
+        #expect(!checks.contains { $0.status == "FAILURE" })
+    }
+
+    /// A server that accepts only PS256 request objects gets nothing from an ES256 signer.
+    @Test func jarRequestObjectAlgorithmNotSupported() async throws {
+        let client = try await signIn("jar-request-object-algorithm-not-supported", requestObject: true)
+        #expect(throws: CodeFlowError.self) { try client.session.get() }
+        if case .failure(let error as CodeFlowError) = client.session {
+            #expect(error.code == .invalidConfiguration, "\(error)")
+        }
+        #expect(!(try await ConformanceProvider.checks(of: client.run)).contains { $0.id == "par-used" })
     }
 
     @Test func fapi2SecurityProfileFinalClientTestES256() async throws {
