@@ -33,6 +33,7 @@ enum FuzzTargets {
         "dpop-challenge": dpopChallenge,
         "registration-reply": registrationReply,
         "authorization-details": authorizationDetails,
+        "signed-authorization-response": signedAuthorizationResponse,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -105,6 +106,26 @@ enum FuzzTargets {
         } catch {
             check(false, "accepted authorization_details failed to re-encode: \(error)")
         }
+    }
+
+    /// A JARM redirect (`response=<JWT>`): the unverified `state` that routes it to its flow is the
+    /// `state` claim of a three-part token whose payload is a JSON object, and the parameters taken
+    /// from verified claims are their strings, `aud` never among them.
+    static func signedAuthorizationResponse(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        guard var components = URLComponents(string: "http://127.0.0.1/callback") else { return }
+        components.queryItems = [URLQueryItem(name: "response", value: text)]
+        guard let url = components.url else { return }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let claims =
+            parts.count == 3 ? Base64URL.decode(parts[1]).flatMap { try? JSONValue(parsing: $0).objectValue } : nil
+        if let state = RedirectState.state(of: url) {
+            check(claims?["state"]?.stringValue == state, "a state that is not the token's state claim")
+        }
+        guard let claims else { return }
+        let parameters = SignedAuthorizationResponseValidator.parameters(of: claims)
+        check(parameters["aud"] == nil, "aud taken as a parameter")
+        for (name, value) in parameters { check(claims[name]?.stringValue == value, "a parameter not from its claim") }
     }
 
     /// An error response (RFC 6749 §5.2), with `Retry-After` from the first bytes.

@@ -166,7 +166,7 @@ public actor CodeFlowManager {
         }
         let session = try await userAgent.begin(redirectURI: configuration.redirectURI)
         let request: AuthorizationRequest
-        let redirect: URL
+        var redirect: URL
         do {
             request = try await prepareRequest(
                 configuration: configuration, redirectURI: session.redirectURI, context: context)
@@ -176,6 +176,9 @@ public actor CodeFlowManager {
             throw error
         }
         await session.close()
+        if let verifier = configuration.signedResponseVerifier {
+            redirect = try await verifiedRedirect(redirect, by: verifier, clientID: configuration.client.clientID)
+        }
         let response = try AuthorizationResponse(
             redirect: redirect,
             request: request,
@@ -196,6 +199,26 @@ public actor CodeFlowManager {
         )
         let token = try await flow.obtainToken(for: context)
         return CodeFlowResult(token: token, flow: flow)
+    }
+
+    /// `redirect` with its signed `response` (JARM) replaced by the parameters it carries, once
+    /// `verifier` has checked it; the usual checks (`state`, `iss`, the error) follow.
+    private static func verifiedRedirect(
+        _ redirect: URL, by verifier: any SignedAuthorizationResponseVerifier, clientID: String
+    ) async throws -> URL {
+        guard let signed = RedirectState.parameter("response", of: redirect) else {
+            throw CodeFlowError(
+                .missingSignedResponse,
+                "A signed authorization response (JARM) was asked for and the redirect has none.")
+        }
+        let parameters = try await verifier.parameters(ofSignedResponse: signed, clientID: clientID)
+        guard var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false) else {
+            throw CodeFlowError(.missingSignedResponse, "The redirect is not a valid URL.")
+        }
+        components.percentEncodedQuery = parameters.sorted { $0.key < $1.key }.map { name, value in
+            FormEncoding.encode(name, spaceAsPlus: false) + "=" + FormEncoding.encode(value, spaceAsPlus: false)
+        }.joined(separator: "&")
+        return components.url ?? redirect
     }
 
     /// The authorization request, signed as a request object (RFC 9101) when the configuration

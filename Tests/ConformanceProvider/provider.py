@@ -90,6 +90,7 @@ class Module:
         require_par=True,
         jar=False,
         request_object_algs=("ES256", "PS256"),
+        jarm=None,
     ):
         self.algorithm, self.kid, self.extra_keys = algorithm, kid, extra_keys
         self.claims, self.drop, self.bad_signature = claims or {}, drop, bad_signature
@@ -107,6 +108,9 @@ class Module:
         self.granted_details = granted_details
         # JAR (RFC 9101): request objects required, by value or pushed.
         self.require_par, self.jar, self.request_object_algs = require_par, jar, list(request_object_algs)
+        # JARM: how the signed authorization response is spoiled ({} for a good one): "claims" to
+        # replace, "drop" to remove, "bad_signature", "none".
+        self.jarm = jarm
 
 
 def fapi(**options):
@@ -189,6 +193,16 @@ MODULES = {
     "jar-request-object-by-value": fapi(jar=True, require_par=False),
     "jar-request-object-through-par": fapi(jar=True),
     "jar-request-object-algorithm-not-supported": fapi(jar=True, request_object_algs=("PS256",)),
+    # JARM: signed authorization responses (response_mode=jwt), good and spoiled rule by rule
+    "jarm-happy-path": fapi(jarm={}),
+    "jarm-invalid-iss": fapi(jarm={"claims": {"iss": "https://other.example.com"}}),
+    "jarm-without-iss": fapi(jarm={"drop": ("iss",)}),
+    "jarm-invalid-aud": fapi(jarm={"claims": {"aud": "another-client"}}),
+    "jarm-without-aud": fapi(jarm={"drop": ("aud",)}),
+    "jarm-expired-exp": fapi(jarm={"claims": {"exp": lambda run: int(time.time()) - 3600}}),
+    "jarm-without-exp": fapi(jarm={"drop": ("exp",)}),
+    "jarm-invalid-sig": fapi(jarm={"bad_signature": True}),
+    "jarm-alg-none": fapi(jarm={"none": True}),
     # Key types beyond the plans' RS256
     "oidcc-client-test-idtoken-sig-es256": Module(algorithm="ES256"),
     "oidcc-client-test-idtoken-sig-ps256": Module(algorithm="PS256"),
@@ -270,6 +284,8 @@ class Provider:
                 require_pushed_authorization_requests=self.module.require_par,
                 request_object_signing_alg_values_supported=self.module.request_object_algs,
                 require_signed_request_object=self.module.jar,
+                response_modes_supported=["query", "jwt", "query.jwt"],
+                authorization_signing_alg_values_supported=[self.module.advertised],
                 token_endpoint_auth_methods_supported=["private_key_jwt"],
                 token_endpoint_auth_signing_alg_values_supported=["ES256", "PS256"],
                 dpop_signing_alg_values_supported=["ES256", "PS256"],
@@ -390,7 +406,30 @@ class Provider:
             iss = {"correct": self.issuer, "wrong": "https://other.example.com", "omit": None}[self.module.response_iss]
             if iss is not None:
                 parameters.append(("iss", iss))
+        if query.get("response_mode") in ("jwt", "query.jwt"):
+            self.check("jarm-requested", self.module.jarm is not None, "response_mode=jwt")
+            parameters = urllib.parse.parse_qsl(target.query) + [("response", self.signed_response(parameters, query))]
         return redirect(urllib.parse.urlunsplit(target._replace(query=urllib.parse.urlencode(parameters))))
+
+    def signed_response(self, parameters, query):
+        """The authorization response as a JARM JWT, spoiled as the module says."""
+        spoil = self.module.jarm or {}
+        claims = {name: value for name, value in parameters if name in ("code", "state", "iss")}
+        claims.update(iss=self.issuer, aud=self.client_id, exp=int(time.time()) + 60)
+        for name, value in spoil.get("claims", {}).items():
+            claims[name] = value(self) if callable(value) else value
+        for name in spoil.get("drop", ()):
+            claims.pop(name, None)
+        if spoil.get("none") or self.key is None:
+            return jwt.encode(claims, None, algorithm="none")
+        headers = {"kid": self.key.kid} if self.key.kid else {}
+        token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
+        if spoil.get("bad_signature"):
+            head, payload, signature = token.split(".")
+            flipped = bytearray(signature.encode())
+            flipped[5] = ord("A") if flipped[5] != ord("A") else ord("B")
+            token = ".".join([head, payload, flipped.decode()])
+        return token
 
     def token(self, request):
         form = request.form()

@@ -33,6 +33,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
             parameters.append(("code_challenge", pkce.challenge))
             parameters.append(("code_challenge_method", pkce.method.rawValue))
         }
+        if configuration.signedResponseVerifier != nil { parameters.append(("response_mode", "jwt")) }
         parameters += configuration.additionalParameters.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
         if !configuration.authorizationDetails.isEmpty {
             parameters.append(

@@ -16,6 +16,8 @@ public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringCo
         public static let missingCode = Code("missing code")
         /// The redirect's `iss` differs from the issuer, or is missing where required (RFC 9207).
         public static let issuerMismatch = Code("issuer mismatch")
+        /// A signed authorization response (JARM) was asked for and the redirect has none.
+        public static let missingSignedResponse = Code("missing signed response")
         /// No redirect arrived in time.
         public static let timedOut = Code("timed out")
         /// No browser could be opened; the user must open the URL (the flow keeps waiting).

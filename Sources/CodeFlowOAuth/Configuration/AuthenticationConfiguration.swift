@@ -41,6 +41,9 @@ public struct AuthenticationConfiguration: Sendable {
     /// The server's `request_object_signing_alg_values_supported`; when not empty, a request
     /// object in another algorithm is refused before anything is sent.
     public var requestObjectSigningAlgorithms: [String] = []
+    /// Asks for a signed authorization response (JARM: `response_mode=jwt`) and verifies it with
+    /// this before anything in it is used. `nil`, the default, asks for plain parameters.
+    public var signedResponseVerifier: (any SignedAuthorizationResponseVerifier)? = nil
     /// The pushed authorization request endpoint (RFC 9126). When set, the authorization request
     /// is pushed there, authenticated like a token request, and the browser opens only
     /// `client_id`, `request_uri` and the ``parametersRepeatedInBrowser``.

@@ -1,3 +1,4 @@
+import AuthenticatedRequests
 import Foundation
 
 /// Reads the `state` of a redirect and of the authorization URL it answers, so a user agent can
@@ -8,8 +9,16 @@ package enum RedirectState {
         AuthorizationResponse.formDecodedQuery(of: url)[name]
     }
 
-    /// The `state` parameter of `url`.
+    /// The `state` parameter of `url`; for a signed response (JARM: one `response` parameter),
+    /// the `state` claim read without verification, only to tell which flow the redirect is for:
+    /// the flow verifies the response before using anything in it.
     package static func state(of url: URL) -> String? {
-        parameter("state", of: url)
+        if let state = parameter("state", of: url) { return state }
+        guard let response = parameter("response", of: url) else { return nil }
+        let parts = response.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            let claims = try? JSONValue(parsing: payload).objectValue
+        else { return nil }
+        return claims["state"]?.stringValue
     }
 }

@@ -89,6 +89,9 @@ public struct OpenIDClient: Sendable {
     ///     request and the code exchange; the granted ones come back with the token.
     ///   - requestObjectSigner: Signs the authorization request as a request object (RFC 9101,
     ///     JAR), sent by value or pushed; e.g. the client's `PrivateKeyJWT`.
+    ///   - signedAuthorizationResponses: Whether to ask for a signed authorization response
+    ///     (JARM, `response_mode=jwt`), validated with ``SignedAuthorizationResponseValidator``
+    ///     before anything in it is used.
     ///   - allowsStepUp: Whether the session signs the same user in again in `userAgent` when a
     ///     resource asks for a step-up (`insufficient_scope`, or RFC 9470's `acr_values` and
     ///     `max_age`), checking the new ID token for them; `false` passes such a refusal on.
@@ -100,7 +103,7 @@ public struct OpenIDClient: Sendable {
         userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil,
         resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = [],
         authorizationDetails: [AuthorizationDetail] = [], requestObjectSigner: (any RequestObjectSigner)? = nil,
-        allowsStepUp: Bool = false
+        signedAuthorizationResponses: Bool = false, allowsStepUp: Bool = false
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
@@ -112,6 +115,10 @@ public struct OpenIDClient: Sendable {
             parametersRepeatedInBrowser: parametersRepeatedInBrowser)
         configuration.authorizationDetails = authorizationDetails
         configuration.requestObjectSigner = requestObjectSigner
+        if signedAuthorizationResponses {
+            configuration.signedResponseVerifier = SignedAuthorizationResponseValidator(
+                provider: provider, clock: (hasOwnContext ? self.context : authenticator.context).clock)
+        }
         // The code exchange proves the session's DPoP key when the authenticator has a prover.
         let context = hasOwnContext ? self.context : authenticator.context
         let manager = CodeFlowManager(

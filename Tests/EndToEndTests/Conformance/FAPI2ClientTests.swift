@@ -39,7 +39,7 @@ struct FAPI2ClientTests {
 
     func signIn(
         _ module: String, timeout: TimeInterval = 30, authorizationDetails: [AuthorizationDetail] = [],
-        requestObject: Bool = false, pushes: Bool = true
+        requestObject: Bool = false, pushes: Bool = true, signedResponses: Bool = false
     ) async throws -> Client {
         let key = ES256PrivateKey()
         let (x, y) = try #require(key.publicKey.parameters)
@@ -55,7 +55,7 @@ struct FAPI2ClientTests {
                 redirectURI: ResourceSignInRedirect.uri, scope: "openid",
                 userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: timeout), configuring: authenticator,
                 pushesAuthorizationRequests: pushes, authorizationDetails: authorizationDetails,
-                requestObjectSigner: requestObject ? signer : nil)
+                requestObjectSigner: requestObject ? signer : nil, signedAuthorizationResponses: signedResponses)
         }
         return Client(run: run, oidc: oidc, authenticator: authenticator, session: session)
     }
@@ -256,6 +256,38 @@ struct FAPI2ClientTests {
             #expect(error.code == .invalidConfiguration, "\(error)")
         }
         #expect(!(try await ConformanceProvider.checks(of: client.run)).contains { $0.id == "par-used" })
+    }
+
+    // MARK: JARM (signed authorization responses)
+
+    @Test func jarmHappyPath() async throws {
+        let client = try await signIn("jarm-happy-path", signedResponses: true)
+        #expect(try client.session.get().claims.subject == "user-1")
+        let checks = try await ConformanceProvider.checks(of: client.run)
+        #expect(checks.contains { $0.id == "jarm-requested" && $0.status == "SUCCESS" })
+        #expect(!checks.contains { $0.status == "FAILURE" })
+    }
+
+    /// Each spoiled response is refused for its rule before anything in it is used: the code is
+    /// never redeemed.
+    @Test(arguments: [
+        ("jarm-invalid-iss", SignedAuthorizationResponseError.Rule.issuer),
+        ("jarm-without-iss", .issuer),
+        ("jarm-invalid-aud", .audience),
+        ("jarm-without-aud", .audience),
+        ("jarm-expired-exp", .expired),
+        ("jarm-without-exp", .expired),
+        ("jarm-invalid-sig", .signature),
+        ("jarm-alg-none", .algorithm),
+    ])
+    func jarmRefusal(module: String, rule: SignedAuthorizationResponseError.Rule) async throws {
+        let client = try await signIn(module, signedResponses: true)
+        #expect(throws: SignedAuthorizationResponseError.self) { try client.session.get() }
+        if case .failure(let error as SignedAuthorizationResponseError) = client.session {
+            #expect(error.rule == rule, "\(error)")
+        }
+        let checks = try await ConformanceProvider.checks(of: client.run)
+        #expect(!checks.contains { $0.id == "pkce-verifier" }, "the code was not redeemed")
     }
 
     @Test func fapi2SecurityProfileFinalClientTestES256() async throws {
