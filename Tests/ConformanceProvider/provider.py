@@ -24,7 +24,6 @@ Usage: provider.py PORT
 import hashlib
 import json
 import os
-import re
 import secrets
 import sys
 import threading
@@ -37,7 +36,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
-from loopback import Listener, b64url, json_reply, parse_basic, redirect  # noqa: E402
+from loopback import Listener, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
 
 AS_NONCE, RS_NONCE = "provider-dpop-nonce", "resource-dpop-nonce"
 
@@ -60,6 +59,14 @@ class Key:
         self.jwk.update(use="sig", alg=algorithm)
         if kid is not None:
             self.jwk["kid"] = kid
+
+
+def spoiled_signature(token):
+    """`token` with one character of its signature changed."""
+    head, payload, signature = token.split(".")
+    flipped = bytearray(signature.encode())
+    flipped[5] = ord("A") if flipped[5] != ord("A") else ord("B")
+    return ".".join([head, payload, flipped.decode()])
 
 
 class Module:
@@ -425,10 +432,7 @@ class Provider:
         headers = {"kid": self.key.kid} if self.key.kid else {}
         token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
         if spoil.get("bad_signature"):
-            head, payload, signature = token.split(".")
-            flipped = bytearray(signature.encode())
-            flipped[5] = ord("A") if flipped[5] != ord("A") else ord("B")
-            token = ".".join([head, payload, flipped.decode()])
+            token = spoiled_signature(token)
         return token
 
     def token(self, request):
@@ -505,10 +509,7 @@ class Provider:
             headers = {"kid": self.key.kid} if self.key.kid else {}
             token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
         if self.module.bad_signature:
-            head, payload, signature = token.split(".")
-            flipped = bytearray(signature.encode())
-            flipped[5] = ord("A") if flipped[5] != ord("A") else ord("B")
-            token = ".".join([head, payload, flipped.decode()])
+            token = spoiled_signature(token)
         self.last_id_token = token
         return token
 
@@ -571,41 +572,27 @@ class Provider:
 
 # MARK: Control
 
-RUNS = {}
+
+def start(body):
+    name = body.get("module")
+    if name not in MODULES:
+        return json_reply(404, {"error": "unknown module", "modules": sorted(MODULES)})
+    provider = Provider(name, body.get("client_jwk"))
+    return provider, {"issuer": provider.issuer, "client_id": provider.client_id, "client_secret": provider.client_secret}
 
 
-def control(request):
-    if request.path == "/test/health":
-        return json_reply(200, {"status": "ok"})
-    if request.path == "/runs" and request.method == "GET":
-        return json_reply(200, sorted(MODULES))
-    if request.path == "/runs" and request.method == "POST":
-        name = request.json().get("module")
-        if name not in MODULES:
-            return json_reply(404, {"error": "unknown module", "modules": sorted(MODULES)})
-        provider = Provider(name, request.json().get("client_jwk"))
-        RUNS[provider.id] = provider
-        return json_reply(
-            201,
-            {"id": provider.id, "issuer": provider.issuer, "client_id": provider.client_id, "client_secret": provider.client_secret},
-        )
-    match = re.fullmatch(r"/runs/([0-9a-f]+)/(checks|rotate)", request.path)
-    if match and match.group(1) in RUNS:
-        provider = RUNS[match.group(1)]
-        if match.group(2) == "rotate" and request.method == "POST":
-            provider.rotate()
-            return json_reply(200, {"generation": provider.generation})
-        with provider.lock:
-            return json_reply(200, list(provider.checks))
-    return None
+def rotate(provider, request):
+    provider.rotate()
+    return json_reply(200, {"generation": provider.generation})
 
 
-def main():
-    listener = Listener(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
-    listener.handle = control
-    print(f"conformance provider on {listener.url}", flush=True)
-    threading.Event().wait()
+def checks(provider, request):
+    with provider.lock:
+        return json_reply(200, list(provider.checks))
 
 
 if __name__ == "__main__":
-    main()
+    serve_control(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 0, MODULES, start, {"rotate": rotate, "checks": checks},
+        "conformance provider",
+    )

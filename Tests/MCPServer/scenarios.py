@@ -23,7 +23,6 @@ Usage: scenarios.py PORT
 
 import hashlib
 import os
-import re
 import secrets
 import sys
 import threading
@@ -35,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
-from loopback import Listener, Reply, b64url, json_reply, parse_basic, redirect  # noqa: E402
+from loopback import Listener, Reply, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 AS_DPOP_NONCE = "conformance-as-dpop-nonce"
@@ -350,8 +349,7 @@ class Resource:
         return json_reply(status, {"error": error, "error_description": description}, [("WWW-Authenticate", f"{scheme} " + ", ".join(parameters))])
 
     def bearer(self, request, method):
-        scheme, _, token = (request.header("Authorization") or "").partition(" ")
-        info = self.run.tokens.get(token) if scheme.lower() == "bearer" else None
+        info = bearer_token(self.run, request)
         if info is None:
             return self.challenge(401, "invalid_token", "Missing or unknown access token")
         if self.scope_in_challenge and not set(self.required) <= set(info["scopes"]):
@@ -384,6 +382,12 @@ class Resource:
 def lifecycle_is_free(method):
     """The scenarios with guards of their own let initialize and notifications through."""
     return method == "initialize" or (method or "").startswith("notifications/")
+
+
+def bearer_token(run, request):
+    """The run's record of the request's bearer token, or None."""
+    scheme, _, token = (request.header("Authorization") or "").partition(" ")
+    return run.tokens.get(token) if scheme.lower() == "bearer" else None
 
 
 # MARK: Scenarios
@@ -518,8 +522,7 @@ def scope_step_up(run):
     def guard(resource, request, method):
         if lifecycle_is_free(method):
             return None
-        scheme, _, token = (request.header("Authorization") or "").partition(" ")
-        info = run.tokens.get(token) if scheme.lower() == "bearer" else None
+        info = bearer_token(run, request)
         if info is None:
             return resource.challenge(401, "invalid_token", "Missing Authorization header", scope="mcp:basic")
         needed = "mcp:write" if method == "tools/call" else "mcp:basic"
@@ -761,8 +764,7 @@ def authorization_server_migration(run):
     def guard(resource, request, method):
         if lifecycle_is_free(method):
             return None
-        scheme, _, token = (request.header("Authorization") or "").partition(" ")
-        info = run.tokens.get(token) if scheme.lower() == "bearer" else None
+        info = bearer_token(run, request)
         if info is None:
             return resource.challenge(401, "invalid_token", "Missing or unknown access token", scope="mcp:basic")
         if not run.state["migrated"]:
@@ -835,37 +837,24 @@ def earlier_session(run):
 # MARK: Control
 
 
-RUNS = {}
+def start(body):
+    name = body.get("scenario")
+    if name not in SCENARIOS:
+        return json_reply(404, {"error": "unknown scenario", "scenarios": sorted(SCENARIOS)})
+    run = Run(name)
+    SCENARIOS[name](run)
+    return run, {"server_url": run.server_url, "context": run.context}
 
 
-def control(request):
-    if request.path == "/test/health":
-        return json_reply(200, {"status": "ok"})
-    if request.path == "/runs" and request.method == "GET":
-        return json_reply(200, sorted(SCENARIOS))
-    if request.path == "/runs" and request.method == "POST":
-        name = request.json().get("scenario")
-        if name not in SCENARIOS:
-            return json_reply(404, {"error": "unknown scenario", "scenarios": sorted(SCENARIOS)})
-        run = Run(name)
-        SCENARIOS[name](run)
-        RUNS[run.id] = run
-        return json_reply(201, {"id": run.id, "server_url": run.server_url, "context": run.context})
-    match = re.fullmatch(r"/runs/([0-9a-f]+)/(checks|session)", request.path)
-    if match and match.group(1) in RUNS:
-        run = RUNS[match.group(1)]
-        if match.group(2) == "session" and request.method == "POST" and "auth" in run.state:
-            return earlier_session(run)
-        return json_reply(200, run.final_checks())
-    return None
-
-
-def main():
-    listener = Listener(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
-    listener.handle = control
-    print(f"conformance scenarios on {listener.url}", flush=True)
-    threading.Event().wait()
+def session(run, request):
+    if request.method != "POST" or "auth" not in run.state:
+        return json_reply(404, {"error": "this scenario has no earlier session"})
+    return earlier_session(run)
 
 
 if __name__ == "__main__":
-    main()
+    serve_control(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 0, SCENARIOS, start,
+        {"checks": lambda run, request: json_reply(200, run.final_checks()), "session": session},
+        "conformance scenarios",
+    )

@@ -4,6 +4,7 @@ standard library only."""
 
 import base64
 import json
+import re
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,3 +98,32 @@ def parse_basic(header):
     if not colon:
         return None
     return urllib.parse.unquote_plus(client_id), urllib.parse.unquote_plus(secret)
+
+
+def serve_control(port, catalogue, start, actions, label):
+    """Runs a scriptable server's control API on `port` until the process ends: `GET /test/health`,
+    `GET /runs` (the sorted `catalogue`), `POST /runs` (`start(body)` answers `(run, reply)` or a
+    refusal `Reply`), and `/runs/ID/ACTION` (`actions[ACTION](run, request)`)."""
+    runs = {}
+
+    def control(request):
+        if request.path == "/test/health":
+            return json_reply(200, {"status": "ok"})
+        if request.path == "/runs" and request.method == "GET":
+            return json_reply(200, sorted(catalogue))
+        if request.path == "/runs" and request.method == "POST":
+            started = start(request.json())
+            if isinstance(started, Reply):
+                return started
+            run, reply = started
+            runs[run.id] = run
+            return json_reply(201, {"id": run.id, **reply})
+        match = re.fullmatch(r"/runs/([0-9a-f]+)/([a-z]+)", request.path)
+        if match and match.group(1) in runs and match.group(2) in actions:
+            return actions[match.group(2)](runs[match.group(1)], request)
+        return None
+
+    listener = Listener(port)
+    listener.handle = control
+    print(f"{label} on {listener.url}", flush=True)
+    threading.Event().wait()
