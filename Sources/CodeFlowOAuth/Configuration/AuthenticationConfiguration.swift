@@ -32,7 +32,7 @@ public struct AuthenticationConfiguration: Sendable {
     public var tokenRequestResources: [URL]? = nil
     /// RFC 9396 `authorization_details`: sent with the authorization request (pushed with it when
     /// it is pushed) and the code exchange; what the server granted comes back with the token
-    /// (``OAuthToken/authorizationDetails``). Empty, the default, sends none.
+    /// (`OAuthToken.authorizationDetails`). Empty, the default, sends none.
     public var authorizationDetails: [AuthorizationDetail] = []
     /// Signs the request as a request object (RFC 9101, JAR): the browser, or the pushed request
     /// under PAR, then carries only `client_id`, `request` and the
