@@ -7,13 +7,7 @@
 stop_conformance_provider() { stop_process_in AUTHREQ_CONFORMANCE_PROVIDER_PID; }
 
 start_conformance_provider() {
-    install_mcp_server || return 1
-    local port
-    port="$(mcp_free_port)"
-    local log="$AUTHREQ_ROOT/.build/conformance-provider.log"
-    "$AUTHREQ_MCP_VENV/bin/python" "$AUTHREQ_ROOT/Tests/ConformanceProvider/provider.py" "$port" >"$log" 2>&1 &
-    AUTHREQ_CONFORMANCE_PROVIDER_PID=$!
-    authreq_on_exit stop_conformance_provider
-    wait_for_health "http://127.0.0.1:$port" "$AUTHREQ_CONFORMANCE_PROVIDER_PID" "$log" "Conformance provider" || return 1
-    export AUTHREQ_TEST_CONFORMANCE_PROVIDER="http://127.0.0.1:$port"
+    start_mcp_python AUTHREQ_CONFORMANCE_PROVIDER_PID stop_conformance_provider conformance-provider \
+        "Conformance provider" Tests/ConformanceProvider/provider.py || return 1
+    export AUTHREQ_TEST_CONFORMANCE_PROVIDER="$AUTHREQ_MCP_PYTHON_URL"
 }

@@ -12,38 +12,37 @@ AUTHREQ_MCP_REQUIREMENTS="$AUTHREQ_ROOT/Tests/MCPServer/requirements.txt"
 stop_mcp_server() { stop_process_in AUTHREQ_MCP_PID; }
 stop_mcp_scenarios() { stop_process_in AUTHREQ_MCP_SCENARIOS_PID; }
 
-# The virtual environment of both servers (the authorization server's Python runs the health check).
+# The virtual environment of the MCP server, the MCP scenarios and the conformance provider (the
+# authorization server's Python runs the health check).
 install_mcp_server() {
     install_authorization_server || return 1
     install_python_requirements "$AUTHREQ_MCP_VENV" "$AUTHREQ_MCP_REQUIREMENTS" "the test MCP server (MCP Python SDK)"
 }
 
-mcp_free_port() {
-    "$AUTHREQ_MCP_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# Starts a Python test server of that environment on a free loopback port, stopped when the shell
+# exits, and waits for its /test/health; sets AUTHREQ_MCP_PYTHON_URL to http://127.0.0.1:PORT.
+# Usage: start_mcp_python PID_VARIABLE STOP_FUNCTION LOG_NAME LABEL SCRIPT [ARGUMENTS…]
+start_mcp_python() {
+    local pid_variable="$1" stop="$2" log="$AUTHREQ_ROOT/.build/$3.log" label="$4" script="$5"
+    shift 5
+    install_mcp_server || return 1
+    local port
+    port="$("$AUTHREQ_MCP_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    "$AUTHREQ_MCP_VENV/bin/python" "$AUTHREQ_ROOT/$script" "$port" "$@" >"$log" 2>&1 &
+    printf -v "$pid_variable" '%s' "$!"
+    authreq_on_exit "$stop"
+    wait_for_health "http://127.0.0.1:$port" "${!pid_variable}" "$log" "$label" || return 1
+    AUTHREQ_MCP_PYTHON_URL="http://127.0.0.1:$port"
 }
 
 start_mcp_server() {
-    local lifetime="${1:-3600}"
-    install_mcp_server || return 1
-    local port
-    port="$(mcp_free_port)"
-    local log="$AUTHREQ_ROOT/.build/mcp-server.log"
-    "$AUTHREQ_MCP_VENV/bin/python" "$AUTHREQ_ROOT/Tests/MCPServer/server.py" "$port" \
-        --access-token-lifetime "$lifetime" >"$log" 2>&1 &
-    AUTHREQ_MCP_PID=$!
-    authreq_on_exit stop_mcp_server
-    wait_for_health "http://127.0.0.1:$port" "$AUTHREQ_MCP_PID" "$log" "Test MCP server (MCP Python SDK)" || return 1
-    export AUTHREQ_TEST_MCP="http://127.0.0.1:$port/mcp"
+    start_mcp_python AUTHREQ_MCP_PID stop_mcp_server mcp-server "Test MCP server (MCP Python SDK)" \
+        Tests/MCPServer/server.py --access-token-lifetime "${1:-3600}" || return 1
+    export AUTHREQ_TEST_MCP="$AUTHREQ_MCP_PYTHON_URL/mcp"
 }
 
 start_mcp_scenarios() {
-    install_mcp_server || return 1
-    local port
-    port="$(mcp_free_port)"
-    local log="$AUTHREQ_ROOT/.build/mcp-scenarios.log"
-    "$AUTHREQ_MCP_VENV/bin/python" "$AUTHREQ_ROOT/Tests/MCPServer/scenarios.py" "$port" >"$log" 2>&1 &
-    AUTHREQ_MCP_SCENARIOS_PID=$!
-    authreq_on_exit stop_mcp_scenarios
-    wait_for_health "http://127.0.0.1:$port" "$AUTHREQ_MCP_SCENARIOS_PID" "$log" "MCP conformance scenarios" || return 1
-    export AUTHREQ_TEST_MCP_SCENARIOS="http://127.0.0.1:$port"
+    start_mcp_python AUTHREQ_MCP_SCENARIOS_PID stop_mcp_scenarios mcp-scenarios "MCP conformance scenarios" \
+        Tests/MCPServer/scenarios.py || return 1
+    export AUTHREQ_TEST_MCP_SCENARIOS="$AUTHREQ_MCP_PYTHON_URL"
 }

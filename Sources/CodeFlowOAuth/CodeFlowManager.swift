@@ -191,9 +191,9 @@ public actor CodeFlowManager {
             code: response.code,
             redirectURI: session.redirectURI.absoluteString,
             codeVerifier: request.pkce?.verifier,
-            additionalParameters: configuration.authorizationDetails.isEmpty
-                ? [:]
-                : ["authorization_details": try AuthorizationDetail.parameter(configuration.authorizationDetails)],
+            additionalParameters: try configuration.authorizationDetailsParameter().map {
+                ["authorization_details": $0]
+            } ?? [:],
             account: account,
             resources: configuration.tokenRequestResources ?? configuration.resources
         )
@@ -215,9 +215,8 @@ public actor CodeFlowManager {
         guard var components = URLComponents(url: redirect, resolvingAgainstBaseURL: false) else {
             throw CodeFlowError(.missingSignedResponse, "The redirect is not a valid URL.")
         }
-        components.percentEncodedQuery = parameters.sorted { $0.key < $1.key }.map { name, value in
-            FormEncoding.encode(name, spaceAsPlus: false) + "=" + FormEncoding.encode(value, spaceAsPlus: false)
-        }.joined(separator: "&")
+        components.percentEncodedQuery = FormEncoding.encode(
+            parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, spaceAsPlus: false)
         return components.url ?? redirect
     }
 

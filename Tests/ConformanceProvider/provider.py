@@ -26,7 +26,6 @@ import json
 import os
 import secrets
 import sys
-import threading
 import time
 import urllib.parse
 
@@ -36,7 +35,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
-from loopback import Listener, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
+from loopback import CheckLog, Listener, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
 
 AS_NONCE, RS_NONCE = "provider-dpop-nonce", "resource-dpop-nonce"
 
@@ -216,8 +215,9 @@ MODULES = {
 }
 
 
-class Provider:
+class Provider(CheckLog):
     def __init__(self, name, client_jwk=None):
+        super().__init__()
         self.client_jwk = client_jwk
         self.requests, self.assertion_ids, self.proof_ids = {}, set(), set()
         self.last_id_token = None
@@ -227,7 +227,6 @@ class Provider:
         self.listener.handle = self.handle
         self.issuer = self.listener.url
         self.client_id, self.client_secret = f"client-{secrets.token_hex(4)}", secrets.token_urlsafe(16)
-        self.checks, self.lock = [], threading.RLock()
         self.generation = 0
         self.key = self.new_key()
         self.extra = [Key(self.module.algorithm, None) for _ in range(self.module.extra_keys)]
@@ -242,12 +241,6 @@ class Provider:
     def rotate(self):
         with self.lock:
             self.key = self.new_key()
-
-    def check(self, check_id, status, description="", **details):
-        if status is True or status is False:
-            status = "SUCCESS" if status else "FAILURE"
-        with self.lock:
-            self.checks.append({"id": check_id, "status": status, "description": description, "details": details})
 
     # MARK: Endpoints
 

@@ -25,7 +25,6 @@ import hashlib
 import os
 import secrets
 import sys
-import threading
 import urllib.parse
 
 import jwt
@@ -34,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
-from loopback import Listener, Reply, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
+from loopback import CheckLog, Listener, Reply, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
 
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 AS_DPOP_NONCE = "conformance-as-dpop-nonce"
@@ -44,26 +43,16 @@ RS_DPOP_NONCE = "conformance-rs-dpop-nonce"
 # MARK: A run and its checks
 
 
-class Run:
+class Run(CheckLog):
     def __init__(self, scenario):
+        super().__init__()
         self.id = secrets.token_hex(8)
         self.scenario = scenario
-        self.checks = []
-        self.lock = threading.RLock()
         self.tokens = {}  # access token -> {"scopes": [...], "jkt": str | None, "server": name}
         self.context = {}
         self.server_url = None
         self.finish = lambda run: None
         self.state = {}
-
-    def check(self, check_id, status, description="", **details):
-        if status is True or status is False:
-            status = "SUCCESS" if status else "FAILURE"
-        with self.lock:
-            self.checks.append({"id": check_id, "status": status, "description": description, "details": details})
-
-    def has(self, check_id):
-        return any(c["id"] == check_id for c in self.checks)
 
     def final_checks(self):
         with self.lock:

@@ -100,6 +100,25 @@ def parse_basic(header):
     return urllib.parse.unquote_plus(client_id), urllib.parse.unquote_plus(secret)
 
 
+class CheckLog:
+    """What a scriptable server saw the client do, as checks the tests read: `status` SUCCESS,
+    FAILURE, WARNING or INFO (`True` and `False` stand for the first two)."""
+
+    def __init__(self):
+        self.checks = []
+        self.lock = threading.RLock()
+
+    def check(self, check_id, status, description="", **details):
+        if status is True or status is False:
+            status = "SUCCESS" if status else "FAILURE"
+        with self.lock:
+            self.checks.append({"id": check_id, "status": status, "description": description, "details": details})
+
+    def has(self, check_id):
+        with self.lock:
+            return any(c["id"] == check_id for c in self.checks)
+
+
 def serve_control(port, catalogue, start, actions, label):
     """Runs a scriptable server's control API on `port` until the process ends: `GET /test/health`,
     `GET /runs` (the sorted `catalogue`), `POST /runs` (`start(body)` answers `(run, reply)` or a

@@ -35,9 +35,8 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
         }
         if configuration.signedResponseVerifier != nil { parameters.append(("response_mode", "jwt")) }
         parameters += configuration.additionalParameters.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
-        if !configuration.authorizationDetails.isEmpty {
-            parameters.append(
-                ("authorization_details", try AuthorizationDetail.parameter(configuration.authorizationDetails)))
+        if let details = try configuration.authorizationDetailsParameter() {
+            parameters.append(("authorization_details", details))
         }
         for resource in configuration.resources {
             guard resource.scheme != nil, !resource.absoluteString.contains("#") else {
@@ -123,9 +122,7 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
         items += parameters
         // URLComponents leaves `+` and `/` alone in query values (a `+` would then read as a
         // space); encode every reserved character so that values arrive exactly as given.
-        components.percentEncodedQuery = items.map { name, value in
-            FormEncoding.encode(name, spaceAsPlus: false) + "=" + FormEncoding.encode(value, spaceAsPlus: false)
-        }.joined(separator: "&")
+        components.percentEncodedQuery = FormEncoding.encode(items, spaceAsPlus: false)
         guard let url = components.url else {
             throw CodeFlowError(.invalidConfiguration, "Could not build the authorization URL.")
         }

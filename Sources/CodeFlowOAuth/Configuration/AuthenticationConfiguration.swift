@@ -156,3 +156,11 @@ public struct AuthenticationConfiguration: Sendable {
             metadata.fields["request_object_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 }
+
+extension AuthenticationConfiguration {
+    /// ``authorizationDetails`` as the `authorization_details` parameter, for the authorization
+    /// request and the code exchange alike; `nil` when there are none.
+    func authorizationDetailsParameter() throws -> String? {
+        authorizationDetails.isEmpty ? nil : try AuthorizationDetail.parameter(authorizationDetails)
+    }
+}

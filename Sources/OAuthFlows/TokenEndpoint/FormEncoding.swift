@@ -24,8 +24,10 @@ package enum FormEncoding {
         return result
     }
 
-    /// Encodes name-value pairs in order, joined with `&`.
-    package static func encode(_ parameters: [(String, String)]) -> String {
-        parameters.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+    /// Encodes name-value pairs in order, joined with `&`; with `spaceAsPlus` `false`, for a URL's
+    /// query, where every reserved character is encoded so that values arrive exactly as given.
+    package static func encode(_ parameters: [(String, String)], spaceAsPlus: Bool = true) -> String {
+        parameters.map { "\(encode($0.0, spaceAsPlus: spaceAsPlus))=\(encode($0.1, spaceAsPlus: spaceAsPlus))" }
+            .joined(separator: "&")
     }
 }

@@ -146,6 +146,11 @@ public struct ResourceSignIn: Sendable {
         public let serverMetadata: AuthorizationServerMetadata
         /// The challenge's `scope`, if the resource's `401` had one.
         public let challengedScope: String?
+
+        /// The first `scope` the challenges name.
+        static func scope(in challenges: [AuthenticationChallenge]) -> String? {
+            challenges.lazy.compactMap { $0.parameters["scope"] }.first
+        }
     }
 
     /// Asks the resource for its challenge without any credential, then reads its metadata and
@@ -182,7 +187,7 @@ public struct ResourceSignIn: Sendable {
         let serverMetadata = try await AuthorizationServerMetadata.discover(anyDocumentOf: issuer, context: context)
         return Discovery(
             resourceMetadata: resourceMetadata, serverMetadata: serverMetadata,
-            challengedScope: challenges.lazy.compactMap { $0.parameters["scope"] }.first)
+            challengedScope: Discovery.scope(in: challenges))
     }
 
     /// Discovers the resource's authorization server, finds or registers the client, and
@@ -255,9 +260,8 @@ extension ResourceSignIn {
     /// server, its metadata at the origin's root, else the default endpoints.
     func legacyDiscovery(challenges: [AuthenticationChallenge]) async throws -> Discovery {
         let context = configuration.context
-        var components = URLComponents()
-        (components.scheme, components.host, components.port) = (resource.scheme, resource.host, resource.port)
-        guard let origin = components.url?.absoluteString else {
+        let origin = ProtectedResourceMetadata.origin(of: resource)
+        guard !origin.isEmpty else {
             throw ResourceDiscoveryError(.invalidMetadata, "\(resource.redactedForDisplay) has no origin.")
         }
         let serverMetadata: AuthorizationServerMetadata
@@ -279,7 +283,7 @@ extension ResourceSignIn {
         ])
         return Discovery(
             resourceMetadata: resourceMetadata, serverMetadata: serverMetadata,
-            challengedScope: challenges.lazy.compactMap { $0.parameters["scope"] }.first)
+            challengedScope: Discovery.scope(in: challenges))
     }
 
     /// The flow of this resource at `server` with `client`.
