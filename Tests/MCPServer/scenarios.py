@@ -805,10 +805,10 @@ def metadata_issuer_mismatch(run):
 
 @scenario("expired-session")
 def expired_session(run):
-    """Not from the suite: a session whose access tokens live 31 s, at a server that does not
+    """Not from the suite: a session whose access tokens live 36 s, at a server that does not
     rotate refresh tokens, for the side-by-side test with the MCP Swift SDK's own authorizer
     (which takes loopback authorization servers over https only, hence the https metadata)."""
-    auth, _ = standard(run, advertise_https=True, lifetime=31, rotate=False)
+    auth, _ = standard(run, advertise_https=True, lifetime=36, rotate=False)
     run.state["auth"] = auth
 
 

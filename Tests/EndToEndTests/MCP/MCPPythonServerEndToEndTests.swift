@@ -104,6 +104,9 @@ struct MCPPythonServerEndToEndTests {
         #expect(second.output.contains("add: 5"))
         let before = try setup.storedRefreshToken()
         #expect(before != nil)
+        // On a loaded machine the second process may already have refreshed (4 s tokens): count
+        // from here.
+        let refreshes = try await TestMCPServer.stats()["refresh:\(name)"] ?? 0
 
         // 3. The access token expires (4 s); 8 concurrent calls in a new process: one refresh.
         try await Task.sleep(for: .seconds(5))
@@ -111,7 +114,7 @@ struct MCPPythonServerEndToEndTests {
         #expect(third.status == 0)
         #expect(third.output.components(separatedBy: "add: 42").count - 1 == 8)
         stats = try await TestMCPServer.stats()
-        #expect(stats["refresh:\(name)"] == 1, "one refresh for eight concurrent calls")
+        #expect(stats["refresh:\(name)"] == refreshes + 1, "one refresh for eight concurrent calls")
         #expect(stats["registered:\(name)"] == 1 && stats["authorize:\(name)"] == 1, "no new sign-in")
 
         // 4. The refresh token is still there: rotated, or kept when the server does not rotate.
@@ -124,7 +127,7 @@ struct MCPPythonServerEndToEndTests {
         #expect(fourth.status == 0)
         #expect(fourth.output.contains("echo: again"))
         stats = try await TestMCPServer.stats()
-        #expect(stats["refresh:\(name)"] == 2)
+        #expect(stats["refresh:\(name)"] == refreshes + 2)
         #expect(stats["authorize:\(name)"] == 1, "never the browser again")
     }
 

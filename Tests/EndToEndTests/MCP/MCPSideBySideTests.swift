@@ -14,14 +14,14 @@
 
     /// The same expired session through the MCP Swift SDK's own `OAuthAuthorizer` (0.12.1) and
     /// through ``MCPAuthorizer``, in one test run, against the scenario server's `expired-session`:
-    /// access tokens that live 31 s, and a server that does not rotate refresh tokens (RFC 6749 §6
+    /// access tokens that live 36 s, and a server that does not rotate refresh tokens (RFC 6749 §6
     /// lets it keep the one it issued). Each client continues a signed-in session across two
     /// expiries of its access token.
     ///
     /// The SDK's authorizer resumes a session signed in earlier (its `TokenStorage` holds the
     /// client id, an expired access token and the refresh token; its browser sign-in cannot run on
     /// Linux, where its PKCE needs CryptoKit); it checks expiry with a 30 s margin against the
-    /// system clock, so each new token counts as expired 1 s after issue. Ours signs in through
+    /// system clock, so each new token counts as expired 6 s after issue. Ours signs in through
     /// the browser and runs on an injected clock moved past each expiry.
     ///
     /// What differs is how each continues: the SDK's authorizer stores its first refresh's reply
@@ -73,7 +73,7 @@
             let refreshesBefore = try await ConformanceScenarioServer.checks(of: theirs).count {
                 $0.id == "refresh-request"
             }
-            try await Task.sleep(for: .seconds(1.5))  // past expiry by the SDK's 30 s margin
+            try await Task.sleep(for: .seconds(7))  // past expiry by the SDK's 30 s margin
             var failure: (any Error)?
             do { _ = try await sdkClient.callTool(name: "test-tool", arguments: [:]) } catch { failure = error }
             // The browser sign-in again: the delegate was asked (Apple platforms), or the flow
