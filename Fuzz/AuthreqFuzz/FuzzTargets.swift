@@ -223,6 +223,12 @@ enum FuzzTargets {
             return
         }
         _ = RedirectState.state(of: url)
+        _ = RedirectState.fragmentParameter("response", of: url)
+        // The same bytes as a form posted to the loopback receiver (form_post.jwt), which routes
+        // it as the query of its redirect URI.
+        if let posted = URL(string: "http://127.0.0.1/callback?\(String(decoding: data, as: UTF8.self))") {
+            _ = RedirectState.state(of: posted)
+        }
         if let response = try? AuthorizationResponse(
             redirect: url, request: request, issuer: "https://a", requiresIssuer: false)
         {

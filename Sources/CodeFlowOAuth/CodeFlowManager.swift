@@ -168,6 +168,9 @@ public actor CodeFlowManager {
         let request: AuthorizationRequest
         var redirect: URL
         do {
+            if configuration.signedResponseVerifier != nil {
+                try session.receiveSignedResponse(in: configuration.signedResponseMode)
+            }
             request = try await prepareRequest(
                 configuration: configuration, redirectURI: session.redirectURI, context: context)
             redirect = try await session.present(request.url, state: request.state)
@@ -177,7 +180,8 @@ public actor CodeFlowManager {
         }
         await session.close()
         if let verifier = configuration.signedResponseVerifier {
-            redirect = try await verifiedRedirect(redirect, by: verifier, clientID: configuration.client.clientID)
+            redirect = try await verifiedRedirect(
+                redirect, by: verifier, mode: configuration.signedResponseMode, clientID: configuration.client.clientID)
         }
         let response = try AuthorizationResponse(
             redirect: redirect,
@@ -202,11 +206,18 @@ public actor CodeFlowManager {
     }
 
     /// `redirect` with its signed `response` (JARM) replaced by the parameters it carries, once
-    /// `verifier` has checked it; the usual checks (`state`, `iss`, the error) follow.
+    /// `verifier` has checked it; the usual checks (`state`, `iss`, the error) follow. The
+    /// response is read where `mode` puts it (the fragment for `fragment.jwt`, else the query;
+    /// a posted form arrives as the query) and nowhere else.
     private static func verifiedRedirect(
-        _ redirect: URL, by verifier: any SignedAuthorizationResponseVerifier, clientID: String
+        _ redirect: URL, by verifier: any SignedAuthorizationResponseVerifier, mode: SignedResponseMode,
+        clientID: String
     ) async throws -> URL {
-        guard let signed = RedirectState.parameter("response", of: redirect) else {
+        let signed =
+            mode.usesFragment
+            ? RedirectState.fragmentParameter("response", of: redirect)
+            : RedirectState.parameter("response", of: redirect)
+        guard let signed else {
             throw CodeFlowError(
                 .missingSignedResponse,
                 "A signed authorization response (JARM) was asked for and the redirect has none.")
@@ -217,6 +228,7 @@ public actor CodeFlowManager {
         }
         components.percentEncodedQuery = FormEncoding.encode(
             parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, spaceAsPlus: false)
+        components.fragment = nil
         return components.url ?? redirect
     }
 

@@ -84,6 +84,8 @@
         public let previousKeys: [TokenEncryptionKey]
         /// The store's settings.
         public let configuration: Configuration
+        /// Keeps this store's writes of an entry in order (copies of the store share it).
+        let writes = WriteOrder()
 
         /// Creates a store.
         /// - Parameters:
@@ -136,7 +138,7 @@
             if Self.isUncoordinated { return }
             let sealed = try seal(data, forKey: key)
             let keyID = self.key.id
-            try await database(key) {
+            try await write(key) {
                 try await client.query(
                     """
                     INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
@@ -152,7 +154,7 @@
         /// Removes the entry for `key`.
         public func removeValue(forKey key: String) async throws {
             if Self.isUncoordinated { return }
-            try await database(key) {
+            try await write(key) {
                 try await client.query("DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger)
                     .drain()
             }
@@ -205,6 +207,17 @@
                 return try await Bounded.run(within: configuration.operationTimeout, operation)
             } catch let error as TokenStoreError {
                 throw error
+            } catch {
+                throw storeError(error, key: key)
+            }
+        }
+
+        /// Runs the write `operation` like ``database(_:_:)``, after this store's earlier writes of
+        /// `key` have finished (``WriteOrder``): a write whose caller timed out cannot land over a
+        /// newer one.
+        func write(_ key: String, _ operation: @escaping @Sendable () async throws -> Void) async throws {
+            do {
+                try await writes.run(key, within: configuration.operationTimeout, operation)
             } catch {
                 throw storeError(error, key: key)
             }

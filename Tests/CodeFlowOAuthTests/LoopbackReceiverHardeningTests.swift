@@ -126,6 +126,33 @@ import Testing
         #expect(await eventually(1_000_000) { receiver.openConnections == 0 })
     }
 
+    /// A redirect URI with a fixed port (for servers that compare it exactly) is listened on again
+    /// right after a sign-in there ended, although the receiver closed that sign-in's connection
+    /// itself; and never by two receivers at once.
+    @Test func aFixedPortIsListenedOnAgainRightAfterASignInEnded() async throws {
+        let first = try await LoopbackRedirectReceiver.start(path: "/callback")
+        let port = try #require(first.redirectURI.port)
+        first.expect(state: "one")
+        let waiting = Task { try await first.waitForRedirect(timeout: 30) }
+        // The browser's connection, which the receiver closes after its one answer.
+        let browser = try #require(RawConnection(port: port))
+        browser.send("GET /callback?code=c&state=one HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let (page, closed) = browser.readUntilClosed(within: 10)
+        #expect(closed && page.hasPrefix("HTTP/1.1 200"), "\(page)")
+        _ = try await waiting.value
+        await #expect(throws: (any Error).self) {
+            try await LoopbackRedirectReceiver.start(path: "/callback", port: port)
+        }
+        await first.close()
+        let second = try await LoopbackRedirectReceiver.start(path: "/callback", port: port)
+        defer { Task { await second.close() } }
+        #expect(second.redirectURI.port == port)
+        second.expect(state: "two")
+        let waitingAgain = Task { try await second.waitForRedirect(timeout: 30) }
+        #expect(try await get(callback(second, "code=c&state=two")).0 == 200)
+        _ = try await waitingAgain.value
+    }
+
     @Test func noConnectionOutlivesTheFlow() async throws {
         let receiver = try await LoopbackRedirectReceiver.start(
             path: "/callback", limits: .init(connectionTimeout: 60))

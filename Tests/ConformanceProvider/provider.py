@@ -35,7 +35,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
-from loopback import CheckLog, Listener, b64url, json_reply, parse_basic, redirect, serve_control  # noqa: E402
+from loopback import CheckLog, Listener, b64url, form_post, json_reply, parse_basic, redirect, serve_control  # noqa: E402
 
 AS_NONCE, RS_NONCE = "provider-dpop-nonce", "resource-dpop-nonce"
 
@@ -284,7 +284,7 @@ class Provider(CheckLog):
                 require_pushed_authorization_requests=self.module.require_par,
                 request_object_signing_alg_values_supported=self.module.request_object_algs,
                 require_signed_request_object=self.module.jar,
-                response_modes_supported=["query", "jwt", "query.jwt"],
+                response_modes_supported=["query", "jwt", "query.jwt", "fragment.jwt", "form_post.jwt"],
                 authorization_signing_alg_values_supported=[self.module.advertised],
                 token_endpoint_auth_methods_supported=["private_key_jwt"],
                 token_endpoint_auth_signing_alg_values_supported=["ES256", "PS256"],
@@ -406,9 +406,16 @@ class Provider(CheckLog):
             iss = {"correct": self.issuer, "wrong": "https://other.example.com", "omit": None}[self.module.response_iss]
             if iss is not None:
                 parameters.append(("iss", iss))
-        if query.get("response_mode") in ("jwt", "query.jwt"):
-            self.check("jarm-requested", self.module.jarm is not None, "response_mode=jwt")
-            parameters = urllib.parse.parse_qsl(target.query) + [("response", self.signed_response(parameters, query))]
+        mode = query.get("response_mode")
+        if mode in ("jwt", "query.jwt", "fragment.jwt", "form_post.jwt"):
+            self.check("jarm-requested", self.module.jarm is not None, "response_mode=jwt", mode=mode)
+            signed = self.signed_response(parameters, query)
+            if mode == "form_post.jwt":
+                return form_post(urllib.parse.urlunsplit(target), [("response", signed)])
+            if mode == "fragment.jwt":
+                fragment = urllib.parse.urlencode([("response", signed)])
+                return redirect(urllib.parse.urlunsplit(target._replace(fragment=fragment)))
+            parameters = urllib.parse.parse_qsl(target.query) + [("response", signed)]
         return redirect(urllib.parse.urlunsplit(target._replace(query=urllib.parse.urlencode(parameters))))
 
     def signed_response(self, parameters, query):

@@ -3,6 +3,7 @@ Tests/ConformanceProvider/provider.py): a server per port, requests and replies,
 standard library only."""
 
 import base64
+import html
 import json
 import re
 import threading
@@ -48,6 +49,16 @@ def json_reply(status, value, headers=()):
 
 def redirect(url):
     return Reply(302, b"", [("Location", url)])
+
+
+def form_post(action, fields):
+    """An HTML page whose form posts `fields` to `action` as soon as it loads (OAuth 2.0 Form Post
+    Response Mode), as a provider answers response_mode=form_post(.jwt)."""
+    inputs = "".join(
+        f'<input type="hidden" name="{html.escape(name)}" value="{html.escape(value)}"/>' for name, value in fields)
+    page = (f'<!doctype html><html><body onload="document.forms[0].submit()">'
+            f'<form method="post" action="{html.escape(action)}">{inputs}</form></body></html>')
+    return Reply(200, page.encode(), [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")])
 
 
 class Listener:

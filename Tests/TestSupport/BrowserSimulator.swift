@@ -8,7 +8,8 @@ import NIOPosix
 #endif
 
 /// Plays the browser: GETs the authorization URL and follows redirects, as a browser would,
-/// optionally fetching other paths first (a favicon) from the redirect's origin.
+/// optionally fetching other paths first (a favicon) from the redirect's origin. A page that
+/// posts a form as it loads (the form post response mode) gets its form posted.
 package struct BrowserSimulator: Sendable {
     package let pages = Locked<[String]>([])
     package let openedURLs = Locked<[URL]>([])
@@ -36,7 +37,41 @@ package struct BrowserSimulator: Sendable {
             }
         }
         let (data, _) = try await session.data(from: url)
-        pages.withLock { $0.append(String(decoding: data, as: UTF8.self)) }
+        let page = String(decoding: data, as: UTF8.self)
+        pages.withLock { $0.append(page) }
+        if let form = AutoSubmittedForm(page) {
+            var request = URLRequest(url: form.action)
+            request.httpMethod = "POST"
+            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+            request.httpBody = Data(form.fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&").utf8)
+            let (posted, _) = try await session.data(for: request)
+            pages.withLock { $0.append(String(decoding: posted, as: UTF8.self)) }
+        }
+    }
+}
+
+/// A form that a page posts as soon as it loads (`onload` submits it): its action and its
+/// hidden fields, read the way a browser would for the pages the test servers write.
+package struct AutoSubmittedForm: Sendable {
+    package let action: URL
+    package let fields: [(String, String)]
+
+    package init?(_ page: String) {
+        guard page.contains(".submit()"),
+            let form = page.firstMatch(of: /<form[^>]*method="post"[^>]*action="([^"]*)"/.ignoresCase()),
+            let action = URL(string: Self.unescape(String(form.1)))
+        else { return nil }
+        self.action = action
+        self.fields = page.matches(of: /<input type="hidden" name="([^"]*)" value="([^"]*)"/).map {
+            (Self.unescape(String($0.1)), Self.unescape(String($0.2)))
+        }
+    }
+
+    private static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#x27;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&amp;", with: "&")
     }
 }
 

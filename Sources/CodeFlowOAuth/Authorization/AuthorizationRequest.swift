@@ -33,7 +33,9 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
             parameters.append(("code_challenge", pkce.challenge))
             parameters.append(("code_challenge_method", pkce.method.rawValue))
         }
-        if configuration.signedResponseVerifier != nil { parameters.append(("response_mode", "jwt")) }
+        if configuration.signedResponseVerifier != nil {
+            parameters.append(("response_mode", try Self.responseMode(configuration)))
+        }
         parameters += configuration.additionalParameters.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) }
         if let details = try configuration.authorizationDetailsParameter() {
             parameters.append(("authorization_details", details))
@@ -50,6 +52,23 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible, CustomDeb
         self.init(
             url: try Self.url(configuration.authorizationEndpoint, adding: parameters),
             redirectURI: redirectURI, state: state, pkce: pkce, parameters: parameters)
+    }
+
+    /// The `response_mode` of a signed response: the configuration's, or `query.jwt` for `jwt`
+    /// when the server lists only that.
+    /// - Throws: ``CodeFlowError`` (`invalidConfiguration`) when the server lists response modes
+    ///   and not this one.
+    private static func responseMode(_ configuration: AuthenticationConfiguration) throws -> String {
+        let mode = configuration.signedResponseMode
+        let supported = configuration.responseModesSupported
+        if supported.isEmpty || supported.contains(mode.rawValue) { return mode.rawValue }
+        if mode == .jwt, supported.contains(SignedResponseMode.queryJWT.rawValue) {
+            return SignedResponseMode.queryJWT.rawValue
+        }
+        throw CodeFlowError(
+            .invalidConfiguration,
+            "The server returns authorization responses as \(supported.joined(separator: ", ")), not "
+                + "response_mode=\(mode); nothing was sent.")
     }
 
     private init(url: URL, redirectURI: URL, state: String, pkce: PKCE?, parameters: [(String, String)]) {

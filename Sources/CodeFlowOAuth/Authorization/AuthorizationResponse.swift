@@ -65,9 +65,13 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
     /// The query's parameters, decoded as `application/x-www-form-urlencoded` (RFC 6749 §4.1.2:
     /// `+` is a space); the first of repeated names wins.
     static func formDecodedQuery(of url: URL) -> [String: String] {
-        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        formDecoded(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery)
+    }
+
+    /// `encoded` decoded as `application/x-www-form-urlencoded`; the first of repeated names wins.
+    static func formDecoded(_ encoded: String?) -> [String: String] {
         var parameters: [String: String] = [:]
-        for pair in query.split(separator: "&") {
+        for pair in (encoded ?? "").split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
                 $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
             }

@@ -44,6 +44,12 @@ public struct AuthenticationConfiguration: Sendable {
     /// Asks for a signed authorization response (JARM: `response_mode=jwt`) and verifies it with
     /// this before anything in it is used. `nil`, the default, asks for plain parameters.
     public var signedResponseVerifier: (any SignedAuthorizationResponseVerifier)? = nil
+    /// How the signed response comes back (JARM §2.3), when ``signedResponseVerifier`` is set:
+    /// ``SignedResponseMode/jwt`` unless given. The user agent must be able to receive it.
+    public var signedResponseMode: SignedResponseMode = .jwt
+    /// The server's `response_modes_supported`; when not empty, a signed response mode it does
+    /// not list is refused before anything is sent.
+    public var responseModesSupported: [String] = []
     /// The pushed authorization request endpoint (RFC 9126). When set, the authorization request
     /// is pushed there, authenticated like a token request, and the browser opens only
     /// `client_id`, `request_uri` and the ``parametersRepeatedInBrowser``.
@@ -154,6 +160,8 @@ public struct AuthenticationConfiguration: Sendable {
         )
         requestObjectSigningAlgorithms =
             metadata.fields["request_object_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        responseModesSupported =
+            metadata.fields["response_modes_supported"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 }
 

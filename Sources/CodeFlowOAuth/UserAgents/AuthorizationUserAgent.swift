@@ -21,6 +21,12 @@ public protocol AuthorizationUserAgentSession: Sendable {
     /// that lets only its own redirect end the flow takes it from here. The default calls
     /// ``present(_:)``.
     func present(_ authorizationURL: URL, state: String) async throws -> URL
+    /// Gets ready to receive a signed authorization response (JARM) in `mode`; called before the
+    /// request is sent. The default receives the query and fragment modes (a session that hands
+    /// back the whole redirect URL) and refuses `form_post.jwt` and modes it does not know.
+    /// - Throws: ``CodeFlowError`` (`invalidConfiguration`) when the session cannot receive
+    ///   `mode`; nothing has been sent then.
+    func receiveSignedResponse(in mode: SignedResponseMode) throws
     /// Releases what the session holds (a socket); called after success, failure and cancellation.
     func close() async
 }
@@ -29,5 +35,15 @@ extension AuthorizationUserAgentSession {
     /// Calls ``present(_:)``.
     public func present(_ authorizationURL: URL, state: String) async throws -> URL {
         try await present(authorizationURL)
+    }
+
+    /// Receives ``SignedResponseMode/jwt``, ``SignedResponseMode/queryJWT`` and
+    /// ``SignedResponseMode/fragmentJWT``; throws for any other mode.
+    public func receiveSignedResponse(in mode: SignedResponseMode) throws {
+        guard [.jwt, .queryJWT, .fragmentJWT].contains(mode) else {
+            throw CodeFlowError(
+                .invalidConfiguration,
+                "This user agent cannot receive a response_mode=\(mode) response; nothing was sent.")
+        }
     }
 }

@@ -15,6 +15,10 @@ import NIOPosix
 /// - At most ``Limits/maximumConnections`` connections are open at once; a new one beyond that
 ///   closes the oldest, so idle connections cannot lock the browser out.
 /// - ``close()`` closes the listening socket and every connection still open.
+/// - A `POST` is answered `405` unless the flow asked for `form_post.jwt` (``acceptFormPost()``);
+///   then a form (`application/x-www-form-urlencoded`, at most ``Limits/maximumFormSize`` bytes)
+///   posted to `path` is routed like a redirect, its parameters becoming the query of the URL the
+///   wait returns.
 package final class LoopbackRedirectReceiver: Sendable {
     /// The bounds on connections.
     package struct Limits: Sendable {
@@ -22,10 +26,13 @@ package final class LoopbackRedirectReceiver: Sendable {
         package var maximumConnections = 16
         /// How long a connection may stay open without completing a request, in seconds.
         package var connectionTimeout: TimeInterval = 5
+        /// The largest form body accepted, in bytes.
+        package var maximumFormSize = 65_536
 
-        package init(maximumConnections: Int = 16, connectionTimeout: TimeInterval = 5) {
+        package init(maximumConnections: Int = 16, connectionTimeout: TimeInterval = 5, maximumFormSize: Int = 65_536) {
             self.maximumConnections = maximumConnections
             self.connectionTimeout = connectionTimeout
+            self.maximumFormSize = maximumFormSize
         }
     }
 
@@ -33,6 +40,7 @@ package final class LoopbackRedirectReceiver: Sendable {
     private let connections: ConnectionRegistry
     private let waiter: RedirectWaiter
     private let expectedState: Locked<String?>
+    private let acceptsFormPost: Locked<Bool>
     /// `http://127.0.0.1:<port><path>`.
     package let redirectURI: URL
 
@@ -41,12 +49,14 @@ package final class LoopbackRedirectReceiver: Sendable {
         connections: ConnectionRegistry,
         waiter: RedirectWaiter,
         expectedState: Locked<String?>,
+        acceptsFormPost: Locked<Bool>,
         redirectURI: URL
     ) {
         self.channel = channel
         self.connections = connections
         self.waiter = waiter
         self.expectedState = expectedState
+        self.acceptsFormPost = acceptsFormPost
         self.redirectURI = redirectURI
     }
 
@@ -56,10 +66,15 @@ package final class LoopbackRedirectReceiver: Sendable {
     {
         let waiter = RedirectWaiter()
         let expectedState = Locked<String?>(nil)
+        let acceptsFormPost = Locked(false)
         let connections = ConnectionRegistry(maximum: limits.maximumConnections)
         let timeout = TimeAmount.nanoseconds(Int64(max(limits.connectionTimeout, 0.01) * 1e9))
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 16)
+            // The receiver closes every connection itself, so its side waits out TIME_WAIT; without
+            // SO_REUSEADDR a fixed redirect port could not be listened on again for a minute (a
+            // second sign-in, a step-up). On Linux it never lets two sockets listen on one port.
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 connections.admit(channel)
                 let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
@@ -69,7 +84,9 @@ package final class LoopbackRedirectReceiver: Sendable {
                 }
                 return channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMap {
                     channel.pipeline.addHandler(
-                        RedirectHandler(path: path, waiter: waiter, expectedState: expectedState)
+                        RedirectHandler(
+                            path: path, waiter: waiter, expectedState: expectedState,
+                            acceptsFormPost: acceptsFormPost, maximumFormSize: limits.maximumFormSize)
                     )
                 }
             }
@@ -84,6 +101,7 @@ package final class LoopbackRedirectReceiver: Sendable {
             connections: connections,
             waiter: waiter,
             expectedState: expectedState,
+            acceptsFormPost: acceptsFormPost,
             redirectURI: url
         )
     }
@@ -91,6 +109,12 @@ package final class LoopbackRedirectReceiver: Sendable {
     /// The `state` the redirect must carry; until it is set, no redirect ends the wait.
     package func expect(state: String) {
         expectedState.withLock { $0 = state }
+    }
+
+    /// Accepts the response as a form posted to the redirect URI (`form_post.jwt`), for this
+    /// flow only; until then a `POST` is refused.
+    package func acceptFormPost() {
+        acceptsFormPost.withLock { $0 = true }
     }
 
     /// The number of connections open now.
@@ -176,39 +200,109 @@ private final class RedirectHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// A form being received: the request's HTTP version and the body so far.
+    private struct Form {
+        let version: HTTPVersion
+        var body: ByteBuffer
+    }
+
     private let path: String
     private let waiter: RedirectWaiter
     private let expectedState: Locked<String?>
+    private let acceptsFormPost: Locked<Bool>
+    private let maximumFormSize: Int
     /// Set once this connection has its response; later requests on it are ignored.
     private let hasResponded = Locked(false)
+    /// The form of a `POST` being read, until its end.
+    private let form = Locked<Form?>(nil)
 
-    init(path: String, waiter: RedirectWaiter, expectedState: Locked<String?>) {
+    init(
+        path: String, waiter: RedirectWaiter, expectedState: Locked<String?>, acceptsFormPost: Locked<Bool>,
+        maximumFormSize: Int
+    ) {
         self.path = path
         self.waiter = waiter
         self.expectedState = expectedState
+        self.acceptsFormPost = acceptsFormPost
+        self.maximumFormSize = maximumFormSize
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head): read(head, context: context)
+        case .body(var chunk):
+            let tooLarge = form.withLock { form -> HTTPVersion? in
+                guard form != nil else { return nil }
+                if let size = form?.body.readableBytes, size + chunk.readableBytes > maximumFormSize {
+                    defer { form = nil }
+                    return form?.version
+                }
+                form?.body.writeBuffer(&chunk)
+                return nil
+            }
+            if let version = tooLarge {
+                respond(context, version: version, status: .payloadTooLarge, page: "The form is too large.")
+            }
+        case .end:
+            guard
+                let posted = form.withLock({ form -> Form? in
+                    defer { form = nil }
+                    return form
+                })
+            else { return }
+            let body = String(decoding: posted.body.readableBytesView, as: UTF8.self)
+            guard !body.contains("#"), let url = URL(string: "http://127.0.0.1\(path)?\(body)") else {
+                respond(context, version: posted.version, status: .badRequest, page: "The form is not valid.")
+                return
+            }
+            route(url, version: posted.version, context: context)
+        }
+    }
+
+    private func read(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let isFirst = hasResponded.withLock { responded -> Bool in
             defer { responded = true }
             return !responded
         }
         guard isFirst else { return }
         let components = URLComponents(string: head.uri)
-        guard head.method == .GET, components?.path == path,
-            let url = URL(string: "http://127.0.0.1\(head.uri)")
-        else {
+        guard components?.path == path else {
             respond(context, version: head.version, status: .notFound, page: "Not found.")
             return
         }
+        switch head.method {
+        case .GET:
+            guard let url = URL(string: "http://127.0.0.1\(head.uri)") else {
+                respond(context, version: head.version, status: .notFound, page: "Not found.")
+                return
+            }
+            route(url, version: head.version, context: context)
+        case .POST where acceptsFormPost.withLock({ $0 }):
+            let type = head.headers.first(name: "Content-Type")?.lowercased() ?? ""
+            guard
+                type.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+                    == "application/x-www-form-urlencoded"
+            else {
+                respond(context, version: head.version, status: .unsupportedMediaType, page: "Not a form.")
+                return
+            }
+            let buffer = context.channel.allocator.buffer(capacity: 0)
+            form.withLock { $0 = Form(version: head.version, body: buffer) }
+        default:
+            respond(context, version: head.version, status: .methodNotAllowed, page: "Not allowed.")
+        }
+    }
+
+    /// Ends the flow with `url` when it carries the expected state; otherwise answers with an
+    /// error page and keeps waiting.
+    private func route(_ url: URL, version: HTTPVersion, context: ChannelHandlerContext) {
         let expected = expectedState.withLock { $0 }
         guard let expected, let state = RedirectState.state(of: url),
             AuthorizationResponse.constantTimeEqual(state, expected)
         else {
             respond(
                 context,
-                version: head.version,
+                version: version,
                 status: .badRequest,
                 page: "This is not the response to the sign-in in progress. Return to the application."
             )
@@ -220,7 +314,7 @@ private final class RedirectHandler: ChannelInboundHandler, Sendable {
         // listening socket closes.
         respond(
             context,
-            version: head.version,
+            version: version,
             status: .ok,
             page: failed
                 ? "Sign-in did not complete. You can close this tab and return to the application."

@@ -11,7 +11,8 @@ import Foundation
 /// that carries the `state` of the authorization request ends the flow (others get an error page
 /// while the receiver keeps waiting), every connection gets one response and is closed, idle
 /// connections are closed after 5 seconds, at most 16 are open at once (a new one closes the
-/// oldest), and none outlives the flow.
+/// oldest), and none outlives the flow. It answers a `POST` only for a flow that asked for a signed
+/// response as a form (``SignedResponseMode/formPostJWT``).
 public struct LoopbackUserAgent: AuthorizationUserAgent {
     /// Opens the authorization URL.
     public let opener: any BrowserOpener
@@ -101,6 +102,25 @@ public struct LoopbackUserAgent: AuthorizationUserAgent {
                 }
             }
             return try await receiver.waitForRedirect(timeout: agent.timeout)
+        }
+
+        /// Receives the query modes, and `form_post.jwt` as a `POST` accepted for this flow only;
+        /// a browser never sends a fragment to a server, so `fragment.jwt` is refused.
+        func receiveSignedResponse(in mode: SignedResponseMode) throws {
+            switch mode {
+            case .jwt, .queryJWT: return
+            case .formPostJWT: receiver.acceptFormPost()
+            case .fragmentJWT:
+                throw CodeFlowError(
+                    .invalidConfiguration,
+                    "A browser does not send a redirect's fragment to the loopback receiver, so a "
+                        + "response_mode=fragment.jwt response cannot arrive; ask for query.jwt or form_post.jwt. "
+                        + "Nothing was sent.")
+            default:
+                throw CodeFlowError(
+                    .invalidConfiguration,
+                    "The loopback receiver cannot receive a response_mode=\(mode) response; nothing was sent.")
+            }
         }
 
         func close() async {

@@ -92,6 +92,9 @@ public struct OpenIDClient: Sendable {
     ///   - signedAuthorizationResponses: Whether to ask for a signed authorization response
     ///     (JARM, `response_mode=jwt`), validated with ``SignedAuthorizationResponseValidator``
     ///     before anything in it is used.
+    ///   - signedResponseMode: How the signed response comes back (`jwt` unless given; e.g.
+    ///     `formPostJWT` with the loopback receiver, `fragmentJWT` with an agent that hands back
+    ///     the whole redirect URL).
     ///   - allowsStepUp: Whether the session signs the same user in again in `userAgent` when a
     ///     resource asks for a step-up (`insufficient_scope`, or RFC 9470's `acr_values` and
     ///     `max_age`), checking the new ID token for them; `false` passes such a refusal on.
@@ -103,7 +106,8 @@ public struct OpenIDClient: Sendable {
         userAgent: any AuthorizationUserAgent, configuring authenticator: OAuthAuthenticator, account: String? = nil,
         resources: [URL] = [], pushesAuthorizationRequests: Bool = false, parametersRepeatedInBrowser: [String] = [],
         authorizationDetails: [AuthorizationDetail] = [], requestObjectSigner: (any RequestObjectSigner)? = nil,
-        signedAuthorizationResponses: Bool = false, allowsStepUp: Bool = false
+        signedAuthorizationResponses: Bool = false, signedResponseMode: SignedResponseMode = .jwt,
+        allowsStepUp: Bool = false
     ) async throws -> OpenIDSession {
         let scopes = scope.split(separator: " ").map(String.init)
         let fullScope = scopes.contains("openid") ? scope : (["openid"] + scopes).joined(separator: " ")
@@ -118,6 +122,7 @@ public struct OpenIDClient: Sendable {
         if signedAuthorizationResponses {
             configuration.signedResponseVerifier = SignedAuthorizationResponseValidator(
                 provider: provider, clock: (hasOwnContext ? self.context : authenticator.context).clock)
+            configuration.signedResponseMode = signedResponseMode
         }
         // The code exchange proves the session's DPoP key when the authenticator has a prover.
         let context = hasOwnContext ? self.context : authenticator.context

@@ -39,7 +39,9 @@ struct FAPI2ClientTests {
 
     func signIn(
         _ module: String, timeout: TimeInterval = 30, authorizationDetails: [AuthorizationDetail] = [],
-        requestObject: Bool = false, pushes: Bool = true, signedResponses: Bool = false
+        requestObject: Bool = false, pushes: Bool = true, signedResponses: Bool = false,
+        responseMode: SignedResponseMode = .jwt, userAgent: (any AuthorizationUserAgent)? = nil,
+        redirectURI: URL = ResourceSignInRedirect.uri
     ) async throws -> Client {
         let key = ES256PrivateKey()
         let (x, y) = try #require(key.publicKey.parameters)
@@ -52,10 +54,11 @@ struct FAPI2ClientTests {
             store: InMemoryTokenStore(), configuration: .init(proofOfPossession: DPoPProver()))
         let session = await Result {
             try await oidc.signIn(
-                redirectURI: ResourceSignInRedirect.uri, scope: "openid",
-                userAgent: LoopbackUserAgent(opener: BrowserSimulator(), timeout: timeout), configuring: authenticator,
-                pushesAuthorizationRequests: pushes, authorizationDetails: authorizationDetails,
-                requestObjectSigner: requestObject ? signer : nil, signedAuthorizationResponses: signedResponses)
+                redirectURI: redirectURI, scope: "openid",
+                userAgent: userAgent ?? LoopbackUserAgent(opener: BrowserSimulator(), timeout: timeout),
+                configuring: authenticator, pushesAuthorizationRequests: pushes,
+                authorizationDetails: authorizationDetails, requestObjectSigner: requestObject ? signer : nil,
+                signedAuthorizationResponses: signedResponses, signedResponseMode: responseMode)
         }
         return Client(run: run, oidc: oidc, authenticator: authenticator, session: session)
     }
@@ -292,5 +295,78 @@ struct FAPI2ClientTests {
 
     @Test func fapi2SecurityProfileFinalClientTestES256() async throws {
         try await accepts("fapi2-security-profile-final-client-test-es256")
+    }
+
+    // MARK: JARM response modes
+
+    /// `form_post.jwt`: the provider answers with a page that posts the signed response to the
+    /// loopback receiver, which accepts that `POST` because this flow asked for it.
+    @Test func jarmFormPostJWT() async throws {
+        let client = try await signIn("jarm-happy-path", signedResponses: true, responseMode: .formPostJWT)
+        #expect(try client.session.get().claims.subject == "user-1")
+        let checks = try await ConformanceProvider.checks(of: client.run)
+        #expect(checks.contains { $0.id == "jarm-requested" && $0.status == "SUCCESS" })
+        #expect(!checks.contains { $0.status == "FAILURE" })
+    }
+
+    /// A spoiled response posted as a form is refused for its rule like one in the query.
+    @Test(arguments: [
+        ("jarm-invalid-sig", SignedAuthorizationResponseError.Rule.signature), ("jarm-invalid-aud", .audience),
+    ])
+    func jarmFormPostJWTRefusal(module: String, rule: SignedAuthorizationResponseError.Rule) async throws {
+        let client = try await signIn(module, signedResponses: true, responseMode: .formPostJWT)
+        #expect(throws: SignedAuthorizationResponseError.self) { try client.session.get() }
+        if case .failure(let error as SignedAuthorizationResponseError) = client.session {
+            #expect(error.rule == rule, "\(error)")
+        }
+        #expect(!(try await ConformanceProvider.checks(of: client.run)).contains { $0.id == "pkce-verifier" })
+    }
+
+    /// `fragment.jwt` to an app's custom scheme: the app's URL handler gets the whole redirect URL,
+    /// fragment included, and hands it to the agent.
+    @Test func jarmFragmentJWTToACustomScheme() async throws {
+        let agentBox = Locked<CustomSchemeUserAgent?>(nil)
+        let agent = CustomSchemeUserAgent { url in
+            let redirect = try await AppRedirectFollower().follow(url)
+            #expect(redirect.fragment?.hasPrefix("response=") == true)
+            #expect(agentBox.withLock { $0 }?.handleRedirect(redirect) == true)
+        }
+        agentBox.withLock { $0 = agent }
+        let client = try await signIn(
+            "jarm-happy-path", signedResponses: true, responseMode: .fragmentJWT, userAgent: agent,
+            redirectURI: URL(string: "com.example.app:/oauth")!)
+        #expect(try client.session.get().claims.subject == "user-1")
+        #expect(!(try await ConformanceProvider.checks(of: client.run)).contains { $0.status == "FAILURE" })
+    }
+
+    /// The loopback receiver cannot see a fragment: asking for `fragment.jwt` through it is refused
+    /// before the request is pushed.
+    @Test func jarmFragmentJWTIsRefusedByTheLoopbackReceiver() async throws {
+        let client = try await signIn("jarm-happy-path", signedResponses: true, responseMode: .fragmentJWT)
+        #expect(throws: CodeFlowError.self) { try client.session.get() }
+        if case .failure(let error as CodeFlowError) = client.session {
+            #expect(error.code == .invalidConfiguration, "\(error)")
+        }
+        #expect(!(try await ConformanceProvider.checks(of: client.run)).contains { $0.id == "par-used" })
+    }
+}
+
+/// Follows the provider's redirects, as a browser would, until one leaves the web for an app's
+/// custom scheme; returns that URL, as the system hands it to the app.
+struct AppRedirectFollower {
+    struct NoAppRedirect: Error {}
+
+    func follow(_ url: URL) async throws -> URL {
+        let transport = URLSessionTransport()
+        var next = url
+        for _ in 0..<5 {
+            let (_, response) = try await transport.send(URLRequest(url: next), options: .init(followsRedirects: false))
+            guard let location = response.value(forHTTPHeaderField: "Location"),
+                let target = URL(string: location, relativeTo: next)?.absoluteURL
+            else { throw NoAppRedirect() }
+            if !["http", "https"].contains(target.scheme ?? "") { return target }
+            next = target
+        }
+        throw NoAppRedirect()
     }
 }
