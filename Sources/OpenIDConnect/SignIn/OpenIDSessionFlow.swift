@@ -91,7 +91,7 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     }
 
     /// Throws `AuthenticationError` `.missingCredential`: the user signs in through
-    /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:authorizationDetails:requestObjectSigner:signedAuthorizationResponses:allowsStepUp:)``.
+    /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:authorizationDetails:requestObjectSigner:signedAuthorizationResponses:signedResponseMode:allowsStepUp:)``.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
         throw AuthenticationError(
             code: .missingCredential,
