@@ -11,19 +11,17 @@ AUTHREQ_GLEWLWYD_DIR="$AUTHREQ_ROOT/.build/glewlwyd"
 AUTHREQ_GLEWLWYD_SCHEMA=/usr/share/dbconfig-common/data/glewlwyd/install/sqlite3
 
 install_glewlwyd() {
-    if ! command -v glewlwyd >/dev/null || [ ! -f "$AUTHREQ_GLEWLWYD_SCHEMA" ]; then
+    # The package depends on sqlite3, which the database is created with.
+    if ! command -v glewlwyd >/dev/null || ! command -v sqlite3 >/dev/null || [ ! -f "$AUTHREQ_GLEWLWYD_SCHEMA" ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
             echo "Installing glewlwyd from Debian's packages" >&2
             apt-get update -qq >&2 || return 1
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq glewlwyd sqlite3 >/dev/null || return 1
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq glewlwyd >/dev/null || return 1
         else
-            echo "error: the tests need glewlwyd: apt-get install glewlwyd sqlite3" >&2
+            echo "error: the tests need glewlwyd: apt-get install glewlwyd" >&2
             return 1
         fi
     fi
-    command -v sqlite3 >/dev/null || {
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null || return 1
-    }
 }
 
 stop_glewlwyd() { stop_process_in AUTHREQ_GLEWLWYD_PID; }

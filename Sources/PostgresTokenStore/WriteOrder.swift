@@ -13,32 +13,32 @@
     /// up on by its caller), so every write a caller sees succeed comes after all earlier ones.
     final class WriteOrder: Sendable {
         /// The last write started for each entry, and its number (to forget it once done).
-        private let last = Locked<[String: (number: UInt64, task: Task<Void, any Error>)]>([:])
-        private let counter = Locked<UInt64>(0)
+        private struct Queue {
+            var last: [String: (number: UInt64, task: Task<Void, any Error>)] = [:]
+            var count: UInt64 = 0
+        }
+        private let queue = Locked(Queue())
 
         /// Runs `write` after the previous write of `key` has finished; waits at most `seconds`
         /// for both. A write whose caller timed out still runs, in its turn.
         func run(
             _ key: String, within seconds: TimeInterval, _ write: @escaping @Sendable () async throws -> Void
         ) async throws {
-            let number = counter.withLock { value -> UInt64 in
-                value &+= 1
-                return value
-            }
-            let task = last.withLock { last -> Task<Void, any Error> in
-                let previous = last[key]?.task
+            let (number, task) = queue.withLock { queue -> (UInt64, Task<Void, any Error>) in
+                let previous = queue.last[key]?.task
                 let task = Task {
                     _ = await previous?.result
                     try await write()
                 }
-                last[key] = (number, task)
-                return task
+                queue.count &+= 1
+                queue.last[key] = (queue.count, task)
+                return (queue.count, task)
             }
             defer {
                 // Forget the write once it is done, unless a newer one is queued behind it.
-                Task { [last] in
+                Task { [queue] in
                     _ = await task.result
-                    last.withLock { if $0[key]?.number == number { $0[key] = nil } }
+                    queue.withLock { if $0.last[key]?.number == number { $0.last[key] = nil } }
                 }
             }
             try await Bounded.run(within: seconds) { try await task.value }

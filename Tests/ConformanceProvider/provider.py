@@ -28,6 +28,7 @@ import secrets
 import sys
 import time
 import urllib.parse
+from dataclasses import dataclass, field
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
@@ -68,55 +69,45 @@ def spoiled_signature(token):
     return ".".join([head, payload, flipped.decode()])
 
 
+@dataclass
 class Module:
     """What a module changes in the good provider."""
 
-    def __init__(
-        self,
-        algorithm="RS256",
-        kid=True,
-        extra_keys=0,
-        claims=None,
-        drop=(),
-        bad_signature=False,
-        userinfo_sub=None,
-        discovery_issuer=None,
-        rotate_before_signing=False,
-        refresh_claims=None,
-        logout_state="correct",
-        fapi=False,
-        response_iss="correct",
-        response_state="correct",
-        expires_in=True,
-        token_type=None,
-        dpop_nonce=True,
-        lowercase_challenge=False,
-        advertised=None,
-        granted_details="echo",
-        require_par=True,
-        jar=False,
-        request_object_algs=("ES256", "PS256"),
-        jarm=None,
-    ):
-        self.algorithm, self.kid, self.extra_keys = algorithm, kid, extra_keys
-        self.claims, self.drop, self.bad_signature = claims or {}, drop, bad_signature
-        self.userinfo_sub, self.discovery_issuer = userinfo_sub, discovery_issuer
-        self.rotate_before_signing = rotate_before_signing
-        self.refresh_claims, self.logout_state = refresh_claims or {}, logout_state
-        # FAPI 2.0 Security Profile: PAR, private_key_jwt, DPoP, RFC 9207 `iss`, and the
-        # authorization and token responses' mutations.
-        self.fapi, self.response_iss, self.response_state = fapi, response_iss, response_state
-        self.expires_in, self.token_type, self.dpop_nonce = expires_in, token_type, dpop_nonce
-        self.lowercase_challenge = lowercase_challenge
-        self.advertised = advertised or algorithm
-        # RFC 9396: what the token response grants: the request's entries, each given an
-        # identifier ("echo"), or a malformed value ("malformed").
-        self.granted_details = granted_details
-        # JAR (RFC 9101): request objects required, by value or pushed.
-        self.require_par, self.jar, self.request_object_algs = require_par, jar, list(request_object_algs)
-        # JARM: how the signed authorization response is spoiled ({} for a good one): "claims" to
-        # replace, "drop" to remove, "bad_signature", "none".
-        self.jarm = jarm
+    algorithm: str = "RS256"
+    kid: bool = True
+    extra_keys: int = 0
+    claims: dict = field(default_factory=dict)
+    drop: tuple = ()
+    bad_signature: bool = False
+    userinfo_sub: object = None
+    discovery_issuer: object = None
+    rotate_before_signing: bool = False
+    refresh_claims: dict = field(default_factory=dict)
+    logout_state: str = "correct"
+    # FAPI 2.0 Security Profile: PAR, private_key_jwt, DPoP, RFC 9207 `iss`, and the
+    # authorization and token responses' mutations.
+    fapi: bool = False
+    response_iss: str = "correct"
+    response_state: str = "correct"
+    expires_in: bool = True
+    token_type: object = None
+    dpop_nonce: bool = True
+    lowercase_challenge: bool = False
+    advertised: object = None  # the advertised ID token algorithm; `algorithm` unless given
+    # RFC 9396: what the token response grants: the request's entries, each given an
+    # identifier ("echo"), or a malformed value ("malformed").
+    granted_details: str = "echo"
+    # JAR (RFC 9101): request objects required, by value or pushed.
+    require_par: bool = True
+    jar: bool = False
+    request_object_algs: tuple = ("ES256", "PS256")
+    # JARM: how the signed authorization response is spoiled ({} for a good one): "claims" to
+    # replace, "drop" to remove, "bad_signature", "none".
+    jarm: object = None
+
+    def __post_init__(self):
+        self.advertised = self.advertised or self.algorithm
+        self.request_object_algs = list(self.request_object_algs)
 
 
 def fapi(**options):

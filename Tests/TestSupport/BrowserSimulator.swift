@@ -40,12 +40,7 @@ package struct BrowserSimulator: Sendable {
         let page = String(decoding: data, as: UTF8.self)
         pages.withLock { $0.append(page) }
         if let form = AutoSubmittedForm(page) {
-            var request = URLRequest(url: form.action)
-            request.httpMethod = "POST"
-            request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-            let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
-            request.httpBody = Data(form.fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&").utf8)
-            let (posted, _) = try await session.data(for: request)
+            let (posted, _) = try await session.data(for: form.request)
             pages.withLock { $0.append(String(decoding: posted, as: UTF8.self)) }
         }
     }
@@ -66,6 +61,16 @@ package struct AutoSubmittedForm: Sendable {
         self.fields = page.matches(of: /<input type="hidden" name="([^"]*)" value="([^"]*)"/).map {
             (Self.unescape(String($0.1)), Self.unescape(String($0.2)))
         }
+    }
+
+    /// The `POST` the browser sends: the fields, form-encoded, to the action.
+    package var request: URLRequest {
+        var request = URLRequest(url: action)
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        let encode = { (text: String) in text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+        request.httpBody = Data(fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&").utf8)
+        return request
     }
 
     private static func unescape(_ text: String) -> String {

@@ -232,10 +232,10 @@ private final class RedirectHandler: ChannelInboundHandler, Sendable {
         case .head(let head): read(head, context: context)
         case .body(var chunk):
             let tooLarge = form.withLock { form -> HTTPVersion? in
-                guard form != nil else { return nil }
-                if let size = form?.body.readableBytes, size + chunk.readableBytes > maximumFormSize {
-                    defer { form = nil }
-                    return form?.version
+                guard let current = form else { return nil }
+                guard current.body.readableBytes + chunk.readableBytes <= maximumFormSize else {
+                    form = nil
+                    return current.version
                 }
                 form?.body.writeBuffer(&chunk)
                 return nil

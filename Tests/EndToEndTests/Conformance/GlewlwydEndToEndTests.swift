@@ -104,11 +104,7 @@ struct GlewlwydBrowser: BrowserOpener {
     private func post(_ form: AutoSubmittedForm, through transport: URLSessionTransport, hops: inout [String])
         async throws
     {
-        var post = URLRequest(url: form.action)
-        post.httpMethod = "POST"
-        post.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
-        post.httpBody = Data(FormEncoding.encode(form.fields).utf8)
-        let (_, posted) = try await transport.send(post, options: .init(followsRedirects: false))
+        let (_, posted) = try await transport.send(form.request, options: .init(followsRedirects: false))
         hops.append("\(posted.statusCode) POST \(form.action.path)")
         guard posted.statusCode == 200 else { throw Stopped(hops: hops) }
     }
