@@ -75,9 +75,12 @@ let package = Package(
             name: "CodeFlowOAuth",
             dependencies: [
                 "OAuthFlows",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The loopback redirect receiver only: apps on iOS, tvOS, watchOS and visionOS
+                // sign in through the web authentication session or a custom scheme and build no
+                // SwiftNIO.
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.macOS, .linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.macOS, .linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.macOS, .linux])),
             ]
         ),
         .target(
@@ -279,7 +282,7 @@ let package = Package(
             dependencies: [
                 "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
                 "OpenIDConnect", "DPoP", "ResourceDiscovery", "mcp-client-example",
-                "PostgresTokenStore", "MCPAuthentication",
+                "PostgresTokenStore", "MCPAuthentication", "ReadmeSnippets",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),

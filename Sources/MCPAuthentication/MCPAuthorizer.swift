@@ -20,8 +20,7 @@
     /// let authorizer = MCPAuthorizer(signIn: ResourceSignIn(
     ///     resource: serverURL, registration: .dynamic(clientName: "My Agent"),
     ///     method: .browser(LoopbackUserAgent()), store: FileTokenStore(directory: tokensFolder)))
-    /// let transport = HTTPClientTransport(
-    ///     endpoint: serverURL, authorizer: authorizer, requestModifier: authorizer.modify)
+    /// let transport = authorizer.makeTransport()  // the authorizer, DPoP proofs, a guarded session
     /// ```
     ///
     /// - The transport asks for the `Authorization` header synchronously; the authorizer answers
@@ -68,9 +67,13 @@
         private let steppedUp = Locked<Set<StepUp>>([])
         private let lastFailure = Locked<(any Error)?>(nil)
 
+        /// The URLs the session's tokens may go to: the MCP server's.
+        private let boundary: ResourceBoundary
+
         /// Creates an authorizer for the MCP server `signIn` names.
         public init(signIn: ResourceSignIn) {
             self.signIn = signIn
+            self.boundary = ResourceBoundary(signIn.resource)
         }
 
         /// `3`: for one request, a DPoP nonce, a sign-in or refresh, and a step-up at most.
@@ -85,9 +88,12 @@
             }
         }
 
-        /// The snapshot's header, unless its token has expired by the configuration's clock.
-        /// Takes a lock and reads the clock; nothing else.
+        /// The snapshot's header, unless its token has expired by the configuration's clock or
+        /// `endpoint` is outside the MCP server signed in to (its origin, its path and below:
+        /// `ResourceSignInFlow.resourceBoundary`), which gets no header at all. Takes a lock and
+        /// reads the clock; nothing else.
         public func authorizationHeader(for endpoint: URL) -> String? {
+            guard boundary.contains(endpoint) else { return nil }
             let now = signIn.configuration.clock.now
             return snapshot.withLock { snapshot in
                 guard let current = snapshot else { return nil }
@@ -114,16 +120,19 @@
             return proved
         }
 
-        /// Refreshes the token ahead of expiry when a session exists (restoring a stored one at
-        /// the first request), and updates the snapshot. A snapshot that needs no refresh returns
-        /// at once. Errors are swallowed, as the protocol asks: a challenge recovers.
+        /// Refreshes the token ahead of expiry when a session exists, and updates the snapshot. A
+        /// snapshot that needs no refresh returns at once. Before the first challenge there is no
+        /// session: nothing is discovered here, since discovery reads the challenge the server
+        /// actually sends (``handleChallenge(statusCode:headers:endpoint:operationKey:session:)``),
+        /// and a stored session is restored there. Errors are swallowed, as the protocol asks: a
+        /// challenge recovers.
         public func prepareAuthorization(for endpoint: URL, session: URLSession) async throws {
             let configuration = signIn.configuration
             let fresh = snapshot.withLock { current in
                 current.map { !$0.token.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway) }
             }
-            if fresh == true { return }
-            guard let authenticator = try? await self.session().authenticator,
+            if fresh == true || !boundary.contains(endpoint) { return }
+            guard sessionTask.withLock({ $0 != nil }), let authenticator = try? await self.session().authenticator,
                 (try? await authenticator.currentCredential()) != nil
             else { return }
             var request = URLRequest(url: endpoint)
@@ -135,6 +144,11 @@
         /// nonce, follows a migration to another authorization server, or hands the rejection to
         /// the engine: one shared refresh, or one step-up for `insufficient_scope` and RFC 9470
         /// challenges.
+        ///
+        /// The first challenge is what discovery reads: its `resource_metadata` (where the MCP
+        /// server's metadata is) and its `scope` (asked for first), as the MCP authorization
+        /// specification requires; no request of its own is sent to the MCP server. A session
+        /// stored by an earlier launch is restored then, without a sign-in.
         ///
         /// - Returns: `true` with a new header in the snapshot; `false` when the response is not
         ///   about the credential.
@@ -151,20 +165,46 @@
                 return try await answer(
                     statusCode: statusCode, headers: headers, endpoint: endpoint, operationKey: operationKey)
             } catch {
-                lastFailure.withLock { $0 = error }
-                throw error
+                let failure = Self.stepError(error)
+                lastFailure.withLock { $0 = failure }
+                throw failure
             }
         }
 
-        /// The error of the last challenge that could not be answered (a refused sign-in, a
-        /// failed refresh, a refused step-up), with all its detail: the MCP SDK's transport passes
-        /// on only its text. `nil` until one fails.
+        /// The error of the last challenge that could not be answered, with all its detail: the
+        /// MCP SDK's transport passes on only its text. `nil` until one fails. It is the error of
+        /// the step that failed, not a wrapper:
+        /// - `CodeFlowError`: the browser sign-in was refused, abandoned or timed out;
+        /// - `OAuthError`: the authorization server refused a request (the code exchange, the
+        ///   client credentials grant, a registration), with its `error_description`;
+        /// - `ClientRegistrationError`, `ResourceDiscoveryError`, `TokenEndpointError`: the client
+        ///   refused what a server sent;
+        /// - `StepUpError`: a step-up was refused or needs the user;
+        /// - `AuthenticationError`: the engine's own outcomes (a refresh that failed or was
+        ///   rejected, too many refreshes, a URL outside the MCP server).
         public var lastError: (any Error)? { lastFailure.withLock { $0 } }
+
+        /// `error`, or for a first sign-in that failed (`AuthenticationError` `obtainFailed`), the
+        /// error of the step that failed.
+        static func stepError(_ error: any Error) -> any Error {
+            guard let wrapped = error as? AuthenticationError, wrapped.code == .obtainFailed,
+                let underlying = wrapped.underlyingError
+            else { return error }
+            return underlying
+        }
 
         private func answer(statusCode: Int, headers: [String: String], endpoint: URL, operationKey: String?)
             async throws -> Bool
         {
-            let current = try await self.session()
+            guard boundary.contains(endpoint) else {
+                throw AuthenticationError(
+                    code: .foreignResource,
+                    message: "\(endpoint.redactedForDisplay) is not the MCP server this authorizer signed in to "
+                        + "(\(boundary)); no credential is sent there.")
+            }
+            let challenges = AuthenticationChallenge.parse(
+                headers.first { $0.key.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame }?.value ?? "")
+            let current = try await self.session(challenges: challenges)
             let authenticator = current.authenticator
             // The request as the transport sent it: the snapshot's header and, with DPoP, a proof.
             var request = URLRequest(url: endpoint)
@@ -195,7 +235,7 @@
                     return !done.insert(StepUp(operation: operationKey, requirement: requirement)).inserted
                 }
                 if answered { throw StepUpError(.refusedAfterStepUp, requirement: requirement, url: endpoint) }
-            } else if statusCode == 401, let migrated = await migrated(from: current) {
+            } else if statusCode == 401, let migrated = await migrated(from: current, challenges: challenges) {
                 var first = URLRequest(url: endpoint)
                 try await migrated.authenticator.authenticate(&first)
                 await remember(first, from: migrated.authenticator)
@@ -207,16 +247,20 @@
             return true
         }
 
-        /// The authenticator, made once: discovery and registration run at the first need.
+        /// The authenticator, made once: discovery and registration run at the first need. Made
+        /// here before any challenge, discovery asks the MCP server for one with a request of its
+        /// own.
         public func authenticator() async throws -> OAuthAuthenticator {
             try await session().authenticator
         }
 
-        private func session() async throws -> Session {
+        /// The session, made once: from `challenges` (the server's first challenge) when given,
+        /// else from a probe of the MCP server.
+        private func session(challenges: [AuthenticationChallenge]? = nil) async throws -> Session {
             let task = sessionTask.withLock { task in
                 if let task { return task }
                 let signIn = self.signIn
-                let made = Task { try await Self.makeSession(signIn) }
+                let made = Task { try await Self.makeSession(signIn, challenges: challenges) }
                 task = made
                 return made
             }
@@ -228,8 +272,10 @@
             }
         }
 
-        private static func makeSession(_ signIn: ResourceSignIn) async throws -> Session {
-            let flow = try await signIn.flow()
+        private static func makeSession(_ signIn: ResourceSignIn, challenges: [AuthenticationChallenge]?)
+            async throws -> Session
+        {
+            let flow = try await signIn.flow(challenges: challenges)
             return Session(
                 authenticator: OAuthAuthenticator(flow: flow, store: signIn.store, configuration: signIn.configuration),
                 issuer: flow.serverMetadata.issuer)
@@ -238,8 +284,10 @@
         /// A session at the authorization server the resource's metadata names now, when that is
         /// not `current`'s (the resource moved to another server); `nil` otherwise, or when the
         /// metadata cannot be read.
-        private func migrated(from current: Session) async -> Session? {
-            guard let fresh = try? await Self.makeSession(signIn), fresh.issuer != current.issuer else { return nil }
+        private func migrated(from current: Session, challenges: [AuthenticationChallenge]) async -> Session? {
+            guard let fresh = try? await Self.makeSession(signIn, challenges: challenges),
+                fresh.issuer != current.issuer
+            else { return nil }
             sessionTask.withLock { $0 = Task { fresh } }
             snapshot.withLock { $0 = nil }
             return fresh

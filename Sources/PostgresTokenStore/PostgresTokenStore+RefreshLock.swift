@@ -102,16 +102,15 @@
             let gate = LockGate()
             let holder = Locked<Task<Void, Never>?>(nil)
 
-            /// Waits at most `operationTimeout` for a connection, then at most `timeout` (the lock
-            /// timeout, or `operationTimeout` if longer) for the database's first answer, then at
-            /// most `timeout` for the lock or another replica's release of it; returns whether
-            /// the lock is held.
+            /// Waits at most `operationTimeout` for a connection, then at most `responseTimeout`
+            /// for the database's first answer (to `pg_try_advisory_lock`, which never waits for
+            /// a lock: a database that does not answer it is away, not busy with another
+            /// replica's refresh), then at most `timeout` for the lock or another replica's
+            /// release of it; returns whether the lock is held.
             ///
             /// The first answer may be slow without the database being away: sixteen processes
             /// starting at once on two busy cores kept a healthy server from answering within
-            /// the 5 s `operationTimeout`. Only a database that answers nothing for as long as a
-            /// replica may hold the lock is unavailable; one that answers later is busy, and the
-            /// lock wait goes on.
+            /// the 5 s `operationTimeout`, hence a `responseTimeout` of its own (10 s by default).
             func firstAttempt() async throws -> Bool {
                 let task = Task { await hold() }
                 holder.withLock { $0 = task }
@@ -120,7 +119,7 @@
                         try await Bounded.run(within: store.configuration.operationTimeout) {
                             try await connected.value()
                         }
-                        try await Bounded.run(within: Swift.max(timeout, store.configuration.operationTimeout)) {
+                        try await Bounded.run(within: store.configuration.responseTimeout) {
                             try await answered.value()
                         }
                     } catch is Bounded.TimedOut {
@@ -266,7 +265,8 @@
                     code: .unavailable, key: key, path: table,
                     underlyingError: DatabaseError(
                         sqlState: "",
-                        message: "no database connection within \(configuration.operationTimeout) s"))
+                        message: "no database connection within \(configuration.operationTimeout) s, or no answer "
+                            + "on one within \(configuration.responseTimeout) s"))
             }
             if isLockTimeout {
                 return TokenStoreError(

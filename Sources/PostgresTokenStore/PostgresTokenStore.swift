@@ -27,7 +27,8 @@
     ///   bound to their table and key; the table holds no plaintext token. A wrong key is
     ///   `TokenStoreError.Code.undecryptable`, never garbage.
     /// - **Database down.** Requests with a valid token go on. A refresh fails after
-    ///   ``Configuration/operationTimeout`` with `TokenStoreError.Code.unavailable`
+    ///   ``Configuration/operationTimeout`` (no connection) or ``Configuration/responseTimeout``
+    ///   (a connection that answers nothing) with `TokenStoreError.Code.unavailable`
     ///   rather than refreshing uncoordinated, which would break refresh token rotation; opt in
     ///   to ``UnavailablePolicy/refreshUncoordinated`` for grants without rotation.
     ///
@@ -40,6 +41,15 @@
             /// The longest wait for a connection or a statement, in seconds (the refresh lock's wait
             /// is bounded by the authenticator's `storeLockTimeout` instead).
             public var operationTimeout: TimeInterval
+            /// The longest wait for the database's answer to the refresh lock's first query, which
+            /// never waits for a lock, in seconds; 10 unless given. A database that accepts
+            /// connections and answers nothing (paused, behind a dead link) is reported
+            /// `TokenStoreError.Code.unavailable` after this long (a pooled connection) or after
+            /// ``operationTimeout`` (a new one), whatever the lock timeout; a lock another
+            /// replica holds is told apart by that answer and waited for up to the
+            /// authenticator's `storeLockTimeout`. Longer than ``operationTimeout``: a healthy
+            /// server with many replicas starting at once on busy cores was seen taking over 5 s.
+            public var responseTimeout: TimeInterval
             /// What a refresh does when the database cannot be reached.
             public var whenUnavailable: UnavailablePolicy
             /// Where PostgresNIO's own diagnostics go; nowhere by default.
@@ -49,16 +59,20 @@
             /// - Parameters:
             ///   - tableName: The table of entries; `authreq_tokens` by default.
             ///   - operationTimeout: The longest wait for a connection or a statement, in seconds.
+            ///   - responseTimeout: The longest wait for the database's first answer during a
+            ///     refresh, in seconds: how soon a database that answers nothing is reported.
             ///   - whenUnavailable: What a refresh does when the database cannot be reached.
             ///   - logger: Where PostgresNIO's diagnostics go.
             public init(
                 tableName: String = "authreq_tokens",
                 operationTimeout: TimeInterval = 5,
+                responseTimeout: TimeInterval = 10,
                 whenUnavailable: UnavailablePolicy = .failRefresh,
                 logger: Logger = Logger(label: "authreq.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
             ) {
                 self.tableName = tableName
                 self.operationTimeout = operationTimeout
+                self.responseTimeout = responseTimeout
                 self.whenUnavailable = whenUnavailable
                 self.logger = logger
             }

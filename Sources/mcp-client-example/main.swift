@@ -10,9 +10,9 @@
 //   The browser is the system's ($BROWSER or xdg-open on Linux, `open` on macOS).
 //   --no-browser  fail instead of opening a browser (a run that must restore a session).
 //   --concurrent  call the tool N times at once.
-//   --redirect-port  register and listen on http://127.0.0.1:PORT/callback, for servers that
-//                 compare redirect URIs exactly (RFC 8252 §7.3 says any port must do; the MCP
-//                 Python SDK's server does not).
+//   --redirect-port  register and listen on http://127.0.0.1:PORT/callback. Without it, the port
+//                 is chosen when the client registers and kept with the registration (servers
+//                 that compare redirect URIs exactly, like the MCP Python SDK's, accept that).
 // Build it with the MCP trait: swift build --traits MCP --product mcp-client-example
 #if MCP
     import AuthenticatedRequests
@@ -67,8 +67,7 @@
         configuration: configuration,
         redirectURI: redirectURI)
     let authorizer = MCPAuthorizer(signIn: signIn)
-    let transport = HTTPClientTransport(
-        endpoint: server, streaming: false, authorizer: authorizer, requestModifier: authorizer.modify)
+    let transport = authorizer.makeTransport(streaming: false)
     let client = Client(name: clientName, version: "1.0")
 
     do {

@@ -51,6 +51,20 @@ import Testing
         #expect(text.contains("wrong"), "the rest of the body stays visible")
     }
 
+    @Test func anErrorThatEchoesACredentialSentBeforeTheLastRefreshesDoesNotShowIt() async throws {
+        // A request sent with access-1 is answered after two refreshes (access-2, then access-3).
+        let authenticator = makeAuthenticator(token: token(1))
+        await authenticator.setCredential(token(2))
+        await authenticator.setCredential(token(3))
+        let api = server { _ in (500, #"{"first":"access-1","second":"access-2 refresh-1","now":"access-3"}"#) }
+        let error = await #expect(throws: ResourceError.self) {
+            try await Me(authenticator: authenticator, transport: api).request()
+        }
+        let text = try #require(error).description
+        for secret in ["access-1", "access-2", "refresh-1", "access-3"] { #expect(!text.contains(secret), "\(text)") }
+        #expect(text.contains("first"), "the rest of the body stays visible")
+    }
+
     @Test func anErrorStatusThatEchoesTheRefreshTokenOrThePreviousTokenDoesNotShowThem() async throws {
         let authenticator = makeAuthenticator(token: token(1))
         await authenticator.setCredential(token(2))  // access-1 is now the previous credential
@@ -141,7 +155,7 @@ import Testing
 
     // MARK: 2.2 One rejection, one refresh
 
-    @Test func aRefreshThatReturnsTheRejectedCredentialEndsTheRequestAtOnce() async throws {
+    @Test func aRefreshThatReturnsTheRejectedCredentialIsNotSentAndEndsAtTheRefreshLimit() async throws {
         // The custom authenticator's refresh returns what it was given; isRequest keeps its default.
         final class Stubborn: Authenticator {
             let refreshes = Locked(0)
@@ -156,17 +170,22 @@ import Testing
         let stubborn = Stubborn()
         let interceptor = AuthenticationInterceptor(
             authenticator: stubborn, credential: OAuthToken(accessToken: "same", expiresAt: clock.now + 3600),
-            configuration: .init(clock: clock))
-        let api = server { _ in (401, #"{"error":"invalid_token"}"#) }
+            configuration: .init(refreshLimit: RefreshLimit(maximumCount: 2, window: 30), clock: clock))
+        let sent = Locked(0)
+        let api = server { _ in
+            sent.withLock { $0 += 1 }
+            return (401, #"{"error":"invalid_token"}"#)
+        }
         let error = await #expect(throws: AuthenticationError.self) {
             try await interceptor.send(URLRequest(url: URL(string: "https://api.example.com/x")!), over: api)
         }
-        #expect(error?.code == .rejectedAfterRefresh)
-        #expect(stubborn.refreshes.withLock { $0 } == 1, "one rejection costs one refresh")
+        #expect(error?.code == .excessiveRefresh)
+        #expect(sent.withLock { $0 } == 1, "the rejected credential is never sent again")
+        #expect(stubborn.refreshes.withLock { $0 } == 2, "refreshed again up to the limit, no further")
     }
 
     @Test func aServerThatRejectsEveryFreshTokenCostsOneRefreshPerRequest() async throws {
-        let authenticator = makeAuthenticator(token: token(1))
+        let authenticator = makeAuthenticator(token: token(0))  // the flow's refresh issues access-1
         let api = server { _ in (401, #"{"error":"invalid_token"}"#) }
         let error = await #expect(throws: ResourceError.self) {
             try await Me(authenticator: authenticator, transport: api).request()

@@ -187,20 +187,30 @@ import Testing
 
     // MARK: isRequest(_:authenticatedWith:) is asked of the credential a retry would use
 
-    @Test func aRefreshThatReturnsTheRejectedTokenEndsTheRequestWithoutASecondRefresh() async throws {
-        let flow = ScriptedFlow(tokens: ["access-0", "access-1"])
+    @Test func aRefreshThatReturnsTheRejectedAccessTokenWithANewExpiryIsNeverSentAgain() async throws {
+        // The server rejects access-0; every refresh hands back access-0 with a later expiry.
+        let flow = ScriptedFlow(tokens: Array(repeating: "access-0", count: 20), lifetime: 3600)
+        api.accept(["access-1"])
+        let authenticator = OAuthAuthenticator(
+            flow: flow, token: OAuthToken(accessToken: "access-0", expiresAt: clock.now + 600),
+            configuration: .init(refreshLimit: RefreshLimit(maximumCount: 3, window: 30), clock: clock))
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: authenticator, transport: api.transport).request()
+        }
+        #expect(error?.code == .excessiveRefresh)
+        #expect(api.seenAuthorizations == ["Bearer access-0"], "the rejected token is sent once, never retried")
+        #expect(flow.calls == 3, "refreshed again within the limit, then excessiveRefresh")
+    }
+
+    @Test func aRefreshThatReturnsTheRejectedTokenThenANewOneRetriesWithTheNewOne() async throws {
+        let flow = ScriptedFlow(tokens: ["access-0", "access-1"], lifetime: 3600)
         api.accept(["access-1"])
         let authenticator = OAuthAuthenticator(
             flow: flow, token: OAuthToken(accessToken: "access-0"),
             configuration: .init(clock: clock))
-        let error = await #expect(throws: AuthenticationError.self) {
-            try await Me(authenticator: authenticator, transport: api.transport).request()
-        }
-        #expect(error?.code == .rejectedAfterRefresh)
-        #expect(api.seenAuthorizations == ["Bearer access-0"], "never retried with the rejected token")
-        #expect(flow.calls == 1, "one rejection, one refresh")
-        // The next request refreshes afresh and gets through.
         #expect(try await Me(authenticator: authenticator, transport: api.transport).request().name == "Ada")
+        #expect(api.seenAuthorizations == ["Bearer access-0", "Bearer access-1"])
+        #expect(flow.calls == 2, "the refresh that returned the rejected token was followed by another")
     }
 
     // MARK: More of Alamofire's scenarios
@@ -306,7 +316,12 @@ private final class ScriptedFlow: OAuthFlow {
     let storeKey = "scripted@https://auth.example.com/token"
     private let script: Locked<(tokens: [String], calls: Int)>
 
-    init(tokens: [String]) { script = Locked((tokens, 0)) }
+    private let lifetime: TimeInterval?
+
+    init(tokens: [String], lifetime: TimeInterval? = nil) {
+        script = Locked((tokens, 0))
+        self.lifetime = lifetime
+    }
 
     var calls: Int { script.withLock { $0.calls } }
 
@@ -314,12 +329,14 @@ private final class ScriptedFlow: OAuthFlow {
     func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken { try next() }
 
     private func next() throws -> OAuthToken {
-        let access = script.withLock { script -> String? in
+        let (access, call) = script.withLock { script -> (String?, Int) in
             script.calls += 1
-            return script.tokens.isEmpty ? nil : script.tokens.removeFirst()
+            return (script.tokens.isEmpty ? nil : script.tokens.removeFirst(), script.calls)
         }
         guard let access else { throw URLError(.badServerResponse) }
-        return OAuthToken(accessToken: access)
+        // With a lifetime, each token expires a second later than the one before: only the expiry changes.
+        let expiry = lifetime.map { TestClock().now + $0 + TimeInterval(call) }
+        return OAuthToken(accessToken: access, expiresAt: expiry)
     }
 }
 

@@ -190,6 +190,53 @@ import Testing
         #expect(token.global.profileName == "work")
         let status = try #require(AuthreqCommand.parseAsRoot(["status", "--json"]) as? Status)
         #expect(status.json)
+        let json = try #require(AuthreqCommand.parseAsRoot(["token", "--json"]) as? Token)
+        #expect(json.json)
+    }
+
+    @Test func aRejectedClientSaysWhereTheProfileSetsIt() {
+        let rejected = AuthenticationError(
+            code: .obtainFailed, message: "Could not obtain a credential; nothing was stored.",
+            underlyingError: OAuthError(code: .invalidClient, errorDescription: "bad secret", statusCode: 401))
+        let hint = ProfileSettingsHint(
+            name: "work", clientID: "cli", secretFile: nil, secretVariable: "AUTHREQ_CLIENT_SECRET")
+        let line = ErrorReport.message(for: rejected, profile: hint)
+        #expect(line.contains("bad secret"), "the server's words")
+        #expect(line.contains("Check the client id and its secret or key"))
+        #expect(line.contains("Profile 'work' sets client id 'cli'"), "\(line)")
+        #expect(line.contains("$AUTHREQ_CLIENT_SECRET"), "\(line)")
+        let other = ErrorReport.message(for: OAuthError(code: .serverError), profile: hint)
+        #expect(!other.contains("Profile 'work'"), "only for errors about the client")
+    }
+
+    @Test func tokenJSONCarriesTheAccessTokenAndItsExpiryButNeverTheRefreshToken() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let token = OAuthToken(
+            accessToken: "access-1", tokenType: "Bearer", expiresAt: now.addingTimeInterval(90),
+            refreshToken: "refresh-secret", scope: "read")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Token.json(of: token, now: now)) as? [String: Any])
+        #expect(object["access_token"] as? String == "access-1")
+        #expect(object["token_type"] as? String == "Bearer")
+        #expect(object["expires_in"] as? Double == 90)
+        #expect(object["expires_at"] as? String == "2027-01-15T08:01:30Z")
+        #expect(object["scope"] as? String == "read")
+        #expect(!String(decoding: try Token.json(of: token, now: now), as: UTF8.self).contains("refresh-secret"))
+    }
+
+    @Test func statusOfAResourceProfileNamesTheDiscoveredIssuerAndRegisteredClient() throws {
+        var profile = Profile(clientID: "", issuer: nil)
+        profile.resource = URL(string: "https://api.example.com/mcp")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let before = StatusReport(session: try session(profile), token: nil, now: now)
+        #expect(String(decoding: try before.json(), as: UTF8.self).contains(#""issuer":null"#), "before any login")
+        let report = StatusReport(
+            session: try session(profile), token: nil, now: now,
+            discovered: ("https://auth.example.com", "registered-client-7"))
+        let json = String(decoding: try report.json(), as: UTF8.self)
+        #expect(json.contains(#""issuer":"https://auth.example.com""#))
+        #expect(json.contains(#""client_id":"registered-client-7""#))
+        #expect(report.text.contains("Client:         registered-client-7"))
     }
 
     @Test func statusShowsNoSecret() throws {

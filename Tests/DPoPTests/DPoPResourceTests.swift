@@ -44,6 +44,16 @@ import Testing
         #expect(proofs[0].claim("jti") != proofs[1].claim("jti"))
     }
 
+    @Test(arguments: ["dpOp", "dpop", "DPOP"])
+    func aTokenTypeInAnyCasingIsSentWithTheSchemeSpelledDPoP(_ tokenType: String) async throws {
+        server.state.withLock { $0.tokenType = tokenType }
+        let authenticator = authenticator(prover: DPoPProver(clock: clock))
+        #expect(try await Profile(authenticator: authenticator, transport: server.transport).request().name == "Ada")
+        let token = try #require(try await authenticator.currentCredential())
+        let sent = server.state.withLock { $0.apiRequests }.map { $0.value(forHTTPHeaderField: "Authorization") }
+        #expect(sent == ["DPoP \(token.accessToken)"], "RFC 9449's spelling, not the server's \(tokenType)")
+    }
+
     @Test func aNonceChallengeIsAnsweredOnceWithoutARefresh() async throws {
         server.state.withLock { $0.apiNonce = "api-nonce" }
         let authenticator = authenticator(prover: DPoPProver(clock: clock))

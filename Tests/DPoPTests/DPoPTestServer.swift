@@ -132,7 +132,7 @@ final class DPoPTestServer: Sendable {
             let token = state.withLock { state -> String in
                 state.issued += 1
                 let token = "access-\(state.issued)"
-                if let proof, state.tokenType == "DPoP" { state.bindings[token] = proof.thumbprint }
+                if let proof, state.tokenType.lowercased() == "dpop" { state.bindings[token] = proof.thumbprint }
                 return token
             }
             let type = proof == nil ? "Bearer" : snapshot.tokenType

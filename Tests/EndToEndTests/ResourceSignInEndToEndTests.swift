@@ -120,7 +120,7 @@ struct ResourceSignInEndToEndTests {
         #expect(try await TestAuthorizationServer.json("test/stats/registered:\(name)")["register"] == nil)
     }
 
-    @Test func aTokenForAnotherResourceIsRefusedByTheResource() async throws {
+    @Test func aTokenForAnotherResourceIsNeverSentThereAndTheResourceWouldRefuseIt() async throws {
         let (one, other) = (try TestResource.make(), try TestResource.make())
         let store = InMemoryTokenStore()
         let authenticator = try await signIn(
@@ -128,11 +128,23 @@ struct ResourceSignInEndToEndTests {
         )
         .authenticator()
         _ = try await TestResource(authenticator: authenticator, url: one).request()
-        // The audience check of the test server is real: the token of `one` does not open `other`.
-        let error = await #expect(throws: ResourceError.self) {
+        let stats = "test/stats/resource:\(one.absoluteString)"
+        let tokenRequests = try await TestAuthorizationServer.json(stats)
+        // The authenticator of `one` sends nothing to `other`: no request, no refresh.
+        let error = await #expect(throws: AuthenticationError.self) {
             _ = try await TestResource(authenticator: authenticator, url: other).request()
         }
-        #expect(error?.statusCode == 401, "refused after one refresh and one retry")
+        #expect(error?.code == .foreignResource)
+        #expect(
+            try await TestAuthorizationServer.json(stats) as NSDictionary == tokenRequests as NSDictionary,
+            "no token request either")
+        // And the test server's audience check is real: the token of `one`, sent by hand, does not
+        // open `other`.
+        var byHand = URLRequest(url: other)
+        let token = try #require(try await authenticator.currentCredential())
+        byHand.setValue("Bearer \(token.accessToken)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSessionTransport().send(byHand)
+        #expect(response.statusCode == 401)
     }
 }
 

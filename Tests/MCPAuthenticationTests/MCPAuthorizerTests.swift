@@ -1,5 +1,6 @@
 #if MCP
     import AuthenticatedRequests
+    import CodeFlowOAuth
     import DPoP
     import Foundation
     import MCPAuthentication
@@ -40,6 +41,103 @@
             #expect(network.registrations.withLock { $0 } == 1)
             let exchange = ResourceNetwork.form(try #require(network.requests(to: "/token").first))
             #expect(exchange.contains { $0 == ("resource", endpoint.absoluteString) })
+        }
+
+        @Test func discoveryReadsTheChallengeTheServerSentAndSendsNoRequestOfItsOwn() async throws {
+            let network = ResourceNetwork()
+            let browser = ResourceNetwork.Browser(issuer: "https://auth.example.com")
+            let authorizer = MCPAuthorizer(signIn: network.signIn(browser: browser))
+            try await authorizer.prepareAuthorization(for: endpoint, session: URLSession.shared)
+            #expect(network.requests.withLock { $0.isEmpty }, "before the first challenge: nothing discovered")
+            // The server's real 401 names its metadata and a scope other than the metadata's.
+            let sent = [
+                "www-authenticate":
+                    #"Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/mcp", scope="notes:write""#
+            ]
+            #expect(
+                try await authorizer.handleChallenge(
+                    statusCode: 401, headers: sent, endpoint: endpoint, operationKey: "initialize",
+                    session: URLSession.shared))
+            #expect(network.requests(to: "/mcp").isEmpty, "no probe of the MCP server: its 401 was read")
+            let opened = try #require(browser.opened.withLock { $0.first })
+            let scope = URLComponents(url: opened, resolvingAgainstBaseURL: false)?.queryItems?
+                .first { $0.name == "scope" }?.value
+            #expect(scope == "notes:write", "the challenge's scope comes first")
+            #expect(network.registrations.withLock { $0 } == 1, "one registration for the whole sign-in")
+            try await authorizer.prepareAuthorization(for: endpoint, session: URLSession.shared)
+            #expect(network.registrations.withLock { $0 } == 1)
+        }
+
+        @Test func aURLOutsideTheMCPServerGetsNoHeaderAndItsChallengeIsRefused() async throws {
+            let network = ResourceNetwork()
+            let authorizer = MCPAuthorizer(signIn: network.signIn())
+            _ = try await authorizer.handleChallenge(
+                statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil, session: URLSession.shared)
+            #expect(authorizer.authorizationHeader(for: endpoint) != nil)
+            #expect(authorizer.authorizationHeader(for: endpoint.appendingPathComponent("messages")) != nil)
+            let before = network.requests.withLock { $0.count }
+            for foreign in [
+                "https://evil.example.com/mcp", "https://api.example.com/other", "http://api.example.com/mcp",
+            ] {
+                let url = try #require(URL(string: foreign))
+                #expect(authorizer.authorizationHeader(for: url) == nil, "\(foreign)")
+                let error = await #expect(throws: AuthenticationError.self) {
+                    _ = try await authorizer.handleChallenge(
+                        statusCode: 401, headers: challenge, endpoint: url, operationKey: nil,
+                        session: URLSession.shared)
+                }
+                #expect(error?.code == .foreignResource)
+            }
+            #expect(network.requests.withLock { $0.count } == before, "nothing sent, nothing refreshed")
+        }
+
+        @Test func aOneClosureAgentSignsInAndARefusalArrivesAsTheSignInsOwnError() async throws {
+            let network = ResourceNetwork()
+            let approve = ClosureUserAgent { authorizationURL in
+                let items = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
+                let value = { (name: String) in items.first { $0.name == name }?.value ?? "" }
+                return try #require(
+                    URL(
+                        string:
+                            "\(value("redirect_uri"))?code=c0de&state=\(value("state"))&iss=https://auth.example.com"))
+            }
+            let authorizer = MCPAuthorizer(signIn: network.signIn(method: .browser(approve)))
+            _ = try await authorizer.handleChallenge(
+                statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil, session: URLSession.shared)
+            #expect(authorizer.authorizationHeader(for: endpoint)?.hasPrefix("Bearer at-authorization_code-") == true)
+
+            let deny = ClosureUserAgent { authorizationURL in
+                let items = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
+                let value = { (name: String) in items.first { $0.name == name }?.value ?? "" }
+                return try #require(
+                    URL(
+                        string:
+                            "\(value("redirect_uri"))?error=access_denied&state=\(value("state"))&iss=https://auth.example.com"
+                    ))
+            }
+            let refused = MCPAuthorizer(signIn: ResourceNetwork().signIn(method: .browser(deny)))
+            await #expect(throws: OAuthError.self) {
+                _ = try await refused.handleChallenge(
+                    statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil,
+                    session: URLSession.shared)
+            }
+            let denied = refused.lastError as? OAuthError
+            #expect(
+                denied?.code == .accessDenied,
+                "the documented type, not a wrapper: \(String(describing: refused.lastError))")
+
+            let forged = ClosureUserAgent { authorizationURL in
+                let items = URLComponents(url: authorizationURL, resolvingAgainstBaseURL: false)?.queryItems ?? []
+                let redirect = items.first { $0.name == "redirect_uri" }?.value ?? ""
+                return try #require(URL(string: "\(redirect)?code=c0de&state=forged&iss=https://auth.example.com"))
+            }
+            let mismatched = MCPAuthorizer(signIn: ResourceNetwork().signIn(method: .browser(forged)))
+            await #expect(throws: CodeFlowError.self) {
+                _ = try await mismatched.handleChallenge(
+                    statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil,
+                    session: URLSession.shared)
+            }
+            #expect(mismatched.lastError is CodeFlowError, "\(String(describing: mismatched.lastError))")
         }
 
         @Test func theHeaderNeverCarriesAnExpiredTokenAndPreparationRefreshesIt() async throws {

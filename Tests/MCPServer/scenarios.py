@@ -823,6 +823,64 @@ def earlier_session(run):
     return json_reply(201, {**reply, "token_endpoint": auth.endpoint("token"), "issuer": auth.issuer})
 
 
+# MARK: The project's own scenarios (not in the suite): what a real server does that a probe misses
+
+
+@scenario("authreq-get-405-metadata-only-in-challenge")
+def get_405_metadata_only_in_challenge(run):
+    """A Streamable HTTP server without an event stream: GET of the MCP endpoint is 405 whatever
+    the credential, its metadata lives only at the URL its 401 names, and the 401's scope differs
+    from the metadata's. Only a client that reads the 401 it got signs in, asking for its scope."""
+
+    def on_authorize(run, query):
+        scopes = (query.get("scope") or "").split()
+        run.check(
+            "scope-from-the-401", "mcp:tools" in scopes and "mcp:other" not in scopes,
+            "the scope of the challenge the server sent", scope=query.get("scope"))
+
+    auth = AuthServer(run, on_authorize=on_authorize)
+
+    def guard(resource, request, method):
+        if request.method == "GET":
+            if not request.header("Authorization"):
+                run.check("no-probe-of-the-mcp-endpoint", False, "the client sent a GET of its own without a credential")
+            return Reply(405, b"", [("Allow", "POST")])
+        return Resource.bearer(resource, request, method)
+
+    Resource(
+        run, lambda: [auth.identifier], prm_path="/private/prm.json", scopes_supported=["mcp:other", "mcp:tools"],
+        required_scopes=["mcp:tools"], scope_in_challenge=True, guard=guard)
+    run.finish = require(run, "token-request-made", "token-request", "the client reached the token endpoint")
+
+
+@scenario("authreq-redirect-to-another-origin")
+def redirect_to_another_origin(run):
+    """After the sign-in, the MCP server answers tools/list with a 307 to another origin, which
+    records every credential that reaches it."""
+    other = Listener()
+
+    def elsewhere(request):
+        for name in ("Authorization", "DPoP"):
+            if request.header(name):
+                run.check("credential-at-another-origin", False, f"{name} reached another origin", path=request.path)
+        run.check("redirect-followed", "INFO", "a request reached the other origin", path=request.path)
+        return json_reply(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+
+    other.handle = elsewhere
+    auth = AuthServer(run)
+
+    def guard(resource, request, method):
+        refusal = Resource.bearer(resource, request, method)
+        if refusal is None and method == "tools/list":
+            run.check("redirected", "SUCCESS", "tools/list answered with a 307 to another origin")
+            return Reply(307, b"", [("Location", f"{other.url}/mcp")])
+        return refusal
+
+    Resource(run, lambda: [auth.identifier], guard=guard)
+    run.context = {"other_origin": other.url}
+    run.finish = require(run, "token-request-made", "token-request", "the client signed in before the redirect")
+
+
 # MARK: Control
 
 

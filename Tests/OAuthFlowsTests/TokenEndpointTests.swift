@@ -156,6 +156,32 @@ let awkwardSecret = "a&b=c+d/é"
         #expect(error?.statusCode == 401)
         #expect(error?.wwwAuthenticate == #"Basic realm="token""#)
         #expect(error?.errorDescription == "Client authentication failed")
+        let text = try #require(error).description
+        #expect(text.contains("Client authentication failed"), "the server's words first")
+        #expect(text.contains("Check the client id and its secret or key"), "then what to check: \(text)")
+    }
+
+    @Test func errorsOfOtherCodesSayWhatToCheckOnlyWhereTheClientCanAct() {
+        #expect(OAuthError(code: .invalidGrant).description.contains("sign in again"))
+        #expect(OAuthError(code: .invalidScope).description.contains("Check the scope"))
+        #expect(OAuthError(code: .unauthorizedClient).description.contains("Check the client's registration"))
+        #expect(
+            OAuthError(code: .serverError, errorDescription: "busy").description == "OAuthError(server_error): busy")
+    }
+
+    @Test func aRefreshErrorThatQuotesTheTokenBeingRefreshedDoesNotShowIt() async throws {
+        server.reply(
+            status: 400,
+            json: #"{"error":"invalid_grant","error_description":"AT-old-access-9 and ID-old-idtoken-9 are revoked"}"#)
+        let previous = OAuthToken(
+            accessToken: "AT-old-access-9", refreshToken: "RT-old-refresh-9", idToken: "ID-old-idtoken-9")
+        let error = await #expect(throws: OAuthError.self) {
+            try await TokenEndpoint(url: tokenURL, client: .none(id: "app")).refresh(
+                previous, context: server.context(clock: clock))
+        }
+        let text = try #require(error).description
+        for secret in ["AT-old-access-9", "ID-old-idtoken-9"] { #expect(!text.contains(secret), "\(text)") }
+        #expect(text.contains("are revoked"))
     }
 
     @Test func anUnknownErrorCodeIsKept() async throws {

@@ -285,6 +285,29 @@
             }
         }
 
+        /// A healthy database with the lock held elsewhere for 20 s: the refresh waits (it is not
+        /// reported unavailable after the 10 s response timeout), then takes the lock and refreshes.
+        @Test func aLockHeldElsewhereForTwentySecondsIsWaitedForThenUsed() async throws {
+            let url = try #require(Database.shared)
+            let flow = FakeFlow()
+            try await Database.withClient(url) { client in
+                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
+                let authenticator = OAuthAuthenticator(flow: flow, store: store)  // lock timeout 60 s
+                _ = try await authenticator.currentCredential()
+                try await Database.withClient(url) { other in
+                    try await other.withConnection { holder in
+                        try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
+                        let waiter = Task { try await authenticator.validCredential().accessToken }
+                        try await Task.sleep(for: .seconds(20))
+                        #expect(flow.refreshCalls == 0, "nobody refreshed while the lock was held")
+                        try await holder.query("SELECT pg_advisory_unlock(\(lockID))", logger: Database.logger).drain()
+                        #expect(try await waiter.value == "access-1", "waited for, then used")
+                        #expect(flow.refreshCalls == 1)
+                    }
+                }
+            }
+        }
+
         @Test func aLockIsFreeAtOnceWhenItsHoldersSessionEnds() async throws {
             let url = try #require(Database.shared)
             let flow = FakeFlow()

@@ -40,7 +40,12 @@ struct Probe: AuthenticatedResource {
         #expect(body["application_type"] as? String == "native")
         #expect(body["token_endpoint_auth_method"] as? String == "none")
         #expect(body["grant_types"] as? [String] == ["authorization_code", "refresh_token"])
-        #expect(body["redirect_uris"] as? [String] == ["http://127.0.0.1/callback"])
+        // The exact loopback URI, port included (servers that compare exactly accept it), and the
+        // sign-in listens where it registered.
+        let registered = try #require((body["redirect_uris"] as? [String])?.first.flatMap(URL.init(string:)))
+        #expect((body["redirect_uris"] as? [String])?.count == 1)
+        #expect(registered.host == "127.0.0.1" && registered.path == "/callback" && (registered.port ?? 0) > 0)
+        #expect(browser.asked.withLock { $0 } == [registered])
         #expect(body["client_name"] as? String == "Notes")
 
         let opened = try #require(browser.opened.withLock { $0.first })
@@ -65,6 +70,26 @@ struct Probe: AuthenticatedResource {
         let refresh = ResourceNetwork.form(try #require(network.requests(to: "/token").last))
         #expect(refresh.contains { $0 == ("grant_type", "refresh_token") })
         #expect(refresh.contains { $0 == ("resource", resource.absoluteString) })
+    }
+
+    @Test func aLaterLaunchListensOnThePortItRegisteredAndRegistersNoMore() async throws {
+        let network = ResourceNetwork()
+        let store = InMemoryTokenStore()
+        let resource = URL(string: "https://api.example.com/mcp")!
+        var asked: [URL] = []
+        for _ in 0..<2 {
+            let browser = ResourceNetwork.Browser(issuer: "https://auth.example.com")
+            _ = try await Probe(
+                authenticator: try await network.signIn(store: store, browser: browser).authenticator(
+                    account: "\(asked.count)"),
+                url: resource
+            ).request()
+            asked += browser.asked.withLock { $0 }
+        }
+        #expect(network.registrations.withLock { $0 } == 1)
+        #expect(asked.count == 2)
+        #expect(Set(asked).count == 1, "the same registered port: \(asked)")
+        #expect(asked.first?.port != nil)
     }
 
     @Test func theRegistrationIsKeptUnderTheIssuerAndReusedUntilTheIssuerChanges() async throws {

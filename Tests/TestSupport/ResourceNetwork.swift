@@ -120,10 +120,13 @@ package final class ResourceNetwork: Sendable {
     /// origin of the authorization endpoint when `nil`.
     package struct Browser: AuthorizationUserAgent {
         package let opened = Locked<[URL]>([])
+        /// The redirect URIs the sign-ins asked this agent to listen on.
+        package let asked = Locked<[URL]>([])
         package let issuer: String?
         package init(issuer: String?) { self.issuer = issuer }
         package func begin(redirectURI: URL) async throws -> any AuthorizationUserAgentSession {
-            Session(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!, opened: opened, issuer: issuer)
+            asked.withLock { $0.append(redirectURI) }
+            return Session(redirectURI: URL(string: "http://127.0.0.1:5555/callback")!, opened: opened, issuer: issuer)
         }
         struct Session: AuthorizationUserAgentSession {
             let redirectURI: URL

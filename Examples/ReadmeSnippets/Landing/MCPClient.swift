@@ -14,10 +14,9 @@ func listTools(at server: URL, tokens: URL) async throws -> [Tool] {
         method: .browser(LoopbackUserAgent()),
         store: FileTokenStore(directory: tokens))
     let authorizer = MCPAuthorizer(signIn: signIn)
-    let transport = HTTPClientTransport(
-        endpoint: server, authorizer: authorizer, requestModifier: authorizer.modify)  // DPoP proofs
     let client = Client(name: "My Agent", version: "1.0")
-    _ = try await client.connect(transport: transport)
+    // One call wires it all: the authorizer, DPoP proofs, no token carried to another origin.
+    _ = try await client.connect(transport: authorizer.makeTransport())
     return try await client.listTools().tools
 }
 #endif

@@ -27,14 +27,14 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         /// that does not rotate refresh tokens, call
         /// ``AuthenticationInterceptor/resolveUnknownRefreshOutcome(_:)`` and retry.
         public static let refreshOutcomeUnknown = Code("refresh outcome unknown")
-        /// The server rejected the credential, and the refresh returned that same credential:
-        /// the request was not retried, and no second refresh was made.
-        public static let rejectedAfterRefresh = Code("rejected after refresh")
         /// The credential expired while the request was under way: a refreshed credential had
         /// expired before the request could be sent, or the retried request was rejected after
         /// its credential expired. Usually an overloaded machine or very short-lived tokens; a new
         /// request gets a new credential.
         public static let expiredInFlight = Code("expired in flight")
+        /// The request's URL is outside the resource the credential was issued for
+        /// (``ResourceBoundary``): nothing was sent, obtained or refreshed.
+        public static let foreignResource = Code("foreign resource")
         /// The request would have sent a credential over plain `http` to a non-loopback host.
         public static let insecureTransport = Code("insecure transport")
         /// The token is bound to a key (DPoP) that cannot be used: no proof of possession is

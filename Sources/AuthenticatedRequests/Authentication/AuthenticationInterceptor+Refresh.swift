@@ -32,8 +32,8 @@ extension AuthenticationInterceptor {
     /// the store. Only the last case touches the actor.
     ///
     /// A refreshed credential that has already expired (a server that issues expired tokens) is
-    /// not sent: the request waits for another refresh, which counts against the limit, as
-    /// Alamofire's interceptor does. One that is merely within the leeway is sent.
+    /// not sent and not refreshed for again: the request fails with
+    /// ``AuthenticationError/Code/expiredInFlight``. One that is merely within the leeway is sent.
     nonisolated func credentialForRequest() async throws -> (
         authenticator: A, credential: Credential, epoch: UInt64
     ) {
@@ -69,17 +69,19 @@ extension AuthenticationInterceptor {
 
     /// The credential for retrying a request the server rejected.
     ///
-    /// - The current one, without a refresh, when the request carried an older one.
-    /// - Otherwise the shared refresh; the refreshed credential is checked with
-    ///   ``Authenticator/isRequest(_:authenticatedWith:)`` too, so a request is never retried with
-    ///   the credential it was rejected with (a refresh in flight may end with it).
+    /// - The current one, without a refresh, when the request carried an older one
+    ///   (``Authenticator/isRequest(_:authenticatedWith:)`` is `false` for the current one).
+    /// - Otherwise the shared refresh's result, unless it carries the token the server just
+    ///   rejected (``carriesRejectedToken(_:sent:)``: the same access token with only
+    ///   its expiry changed, say). Such a credential is not new: it is never sent again; another
+    ///   refresh follows, each counting against the ``RefreshLimit``, so a server that keeps
+    ///   returning the rejected token ends in ``AuthenticationError/Code/excessiveRefresh``.
     /// - The error of the refresh from the same credential that ended after the request was sent,
     ///   instead of a second refresh from a credential that already failed (Alamofire #3290).
     /// - ``AuthenticationError/Code/missingCredential`` when the credential was cleared (sign-out)
     ///   while the request was on its way.
-    /// - ``AuthenticationError/Code/rejectedAfterRefresh`` when the refresh returned the very
-    ///   credential the server rejected (`sent`): retrying could only be rejected again, and
-    ///   refreshing again could only return it again. The refresh counts once.
+    /// - ``AuthenticationError/Code/expiredInFlight`` when the refreshed credential had already
+    ///   expired when it arrived.
     nonisolated func credentialForRetry(
         of rejected: URLRequest, carrying sent: Credential?, sentAtEpoch epoch: UInt64
     ) async throws -> (A, Credential) {
@@ -110,13 +112,8 @@ extension AuthenticationInterceptor {
                 return (authenticator, credential)
             case .wait(let authenticator, let refresh):
                 let credential = try await refresh.value()
-                if let sent, Self.isSame(credential, as: sent) {
-                    throw AuthenticationError(
-                        code: .rejectedAfterRefresh,
-                        message: "\(rejected.url?.redactedForDisplay ?? "The resource") rejected the credential, "
-                            + "and the refresh returned that same credential: not retrying."
-                    )
-                }
+                // Not a new credential: refresh again (the limit ends a server that insists).
+                if Self.carriesRejectedToken(credential, sent: sent) { continue }
                 try checkFreshEnough(credential)
                 return (authenticator, credential)
             case .fail(let error):
@@ -142,10 +139,15 @@ extension AuthenticationInterceptor {
         )
     }
 
-    /// Whether two credentials are the same, by their canonical encoding (credentials need not
-    /// be `Equatable`). Only asked on the retry path.
-    nonisolated static func isSame(_ lhs: Credential, as rhs: Credential) -> Bool {
-        guard let left = try? canonicalData(lhs), let right = try? canonicalData(rhs) else { return false }
+    /// Whether `fresh`, handed over by a refresh, carries the token of the rejected request: the
+    /// very credential that was sent (`sent`, by its canonical encoding, since credentials need
+    /// not be `Equatable`), or, for OAuth tokens, the same access token whatever else changed (its
+    /// expiry, its scope, its refresh token). Only asked on the retry path.
+    nonisolated static func carriesRejectedToken(_ fresh: Credential, sent: Credential?) -> Bool {
+        if let fresh = fresh as? OAuthToken, let sent = sent as? OAuthToken {
+            return fresh.accessToken == sent.accessToken
+        }
+        guard let sent, let left = try? canonicalData(fresh), let right = try? canonicalData(sent) else { return false }
         return left == right
     }
 

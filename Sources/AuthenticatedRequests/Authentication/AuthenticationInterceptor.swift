@@ -11,15 +11,19 @@ import Foundation
 /// 1. fails with ``AuthenticationError/Code/missingCredential`` when there is no credential and
 ///    no way to get one, before anything is sent;
 /// 2. refreshes a credential that expires within ``Configuration/leeway`` before sending;
-/// 3. after a response the authenticator classifies as an authentication failure, refreshes once
-///    and retries once, never more;
+/// 3. after a response the authenticator classifies as an authentication failure, refreshes and
+///    retries once, never more; a refresh that hands back the rejected token (same access token,
+///    only its expiry changed) is not a new credential: it is never sent, and the refresh is made
+///    again, each time counting against the limit of point 7;
 /// 4. retries without a refresh when the rejected request carried an older credential than the
 ///    current one;
 /// 5. shares one refresh among all concurrent callers; a cancelled caller stops waiting at once,
 ///    and its cancellation does not cancel the refresh;
 /// 6. fails every waiter with the refresh's error, clearing the credential when the authenticator
 ///    says the grant is dead and keeping it otherwise;
-/// 7. stops refresh loops with ``AuthenticationError/Code/excessiveRefresh``;
+/// 7. stops refresh loops with ``AuthenticationError/Code/excessiveRefresh``; a refreshed
+///    credential that has already expired is not sent and fails the request with
+///    ``AuthenticationError/Code/expiredInFlight``;
 /// 8. writes every change of credential to the ``TokenStore``;
 /// 9. sends a request once more, with the same credential applied afresh, when the authenticator
 ///    asks (``Authenticator/shouldResend(_:after:)``: a DPoP server's nonce). That is not a
@@ -306,6 +310,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         if let (readyAuthenticator, readyCredential, readyEpoch) = readyCredential() {
             (authenticator, credential, epoch) = (readyAuthenticator, readyCredential, readyEpoch)
         } else {
+            // Before any sign-in or refresh: a URL outside the credential's resource gets nothing.
+            if let configured = state.withLock({ $0.authenticator }) {
+                try Self.checkBoundary(of: authenticated, by: configured)
+            }
             (authenticator, credential, epoch) = try await credentialForRequest()
             try Task.checkCancellation()
         }
@@ -384,6 +392,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         with credential: Credential,
         by authenticator: A
     ) async throws {
+        try Self.checkBoundary(of: request, by: authenticator)
         guard let url = request.url, configuration.allowsInsecureHTTP || url.isSafeForSecrets else {
             throw AuthenticationError(
                 code: .insecureTransport,
@@ -393,6 +402,17 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             )
         }
         try await authenticator.authorize(&request, with: credential)
+    }
+
+    /// Throws ``AuthenticationError/Code/foreignResource`` when `authenticator` may not apply its
+    /// credential to `request`'s URL.
+    nonisolated static func checkBoundary(of request: URLRequest, by authenticator: A) throws {
+        guard let url = request.url, !authenticator.canAuthenticate(url) else { return }
+        throw AuthenticationError(
+            code: .foreignResource,
+            message: "Refusing to send a credential to \(url.redactedForDisplay): it was issued for another "
+                + "resource; nothing was sent. Sign in to that resource with an authenticator of its own."
+        )
     }
 
     // MARK: - Events
@@ -436,10 +456,10 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
 }
 
 extension AuthenticationInterceptor: SecretHolding {
-    /// The secrets of the current credential and of the one it replaced.
+    /// The secrets of the current credential and of the ones it replaced.
     package nonisolated func secretsInPlay() -> [String] {
         state.withLock { state in
-            (state.credential?.secretValues ?? []) + (state.previousCredential?.secretValues ?? [])
+            (state.credential?.secretValues ?? []) + state.supersededSecrets.reversed().joined()
         }
     }
 }
@@ -447,7 +467,7 @@ extension AuthenticationInterceptor: SecretHolding {
 /// What knows the secrets of the credentials it applies, so that error text built from a response
 /// to a request it authenticated can leave them out.
 package protocol SecretHolding: Sendable {
-    /// The secret values of the credentials in play (current and previous).
+    /// The secret values of the credentials in play (the current one and those it replaced).
     func secretsInPlay() -> [String]
 }
 

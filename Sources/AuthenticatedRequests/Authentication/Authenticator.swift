@@ -118,6 +118,12 @@ public protocol Authenticator: AnyObject, Sendable {
     /// and from the store. The default is `false`: the credential is kept.
     func isCredentialInvalidated(by error: any Error) -> Bool
 
+    /// Whether a credential of this authenticator may be applied to a request for `url`. When
+    /// `false`, the ``AuthenticationInterceptor`` sends nothing, obtains and refreshes nothing, and
+    /// fails with ``AuthenticationError/Code/foreignResource``. The OAuth authenticator answers
+    /// from its flow's ``OAuthFlow/resourceBoundary``. The default is `true`.
+    func canAuthenticate(_ url: URL) -> Bool
+
     /// The error for a request that was rejected again after its one refresh and retry, instead
     /// of the response; `nil` passes the response on. The OAuth authenticator names a resource
     /// that still asks for a step-up (``StepUpError/Code/refusedAfterStepUp``). The default is
@@ -158,6 +164,11 @@ extension Authenticator {
     /// `false`.
     public func isCredentialInvalidated(by error: any Error) -> Bool {
         false
+    }
+
+    /// `true`.
+    public func canAuthenticate(_ url: URL) -> Bool {
+        true
     }
 
     /// `nil`.

@@ -10,11 +10,20 @@ import Foundation
 struct CredentialState<A: Authenticator>: Sendable {
     var authenticator: A?
     var credential: A.Credential? {
-        didSet { if let oldValue { previousCredential = oldValue } }
+        didSet {
+            guard let oldValue else { return }
+            if supersededSecrets.count >= Self.supersededSecretsKept { supersededSecrets.removeFirst() }
+            supersededSecrets.append(oldValue.secretValues)
+        }
     }
-    /// The credential before the current one: a late response may still echo it, so its secrets
-    /// are removed from error text too.
-    var previousCredential: A.Credential?
+    /// The secrets of the credentials the current one replaced, newest last, at most
+    /// ``supersededSecretsKept`` of them: a late response may still echo any credential sent
+    /// before the last refreshes (a request sent with one, answered after two refreshes), so
+    /// their secrets are removed from error text too.
+    var supersededSecrets: [[String]] = []
+    /// How many superseded credentials' secrets are kept: more than a burst of refreshes within
+    /// one request's lifetime can replace (the default ``RefreshLimit`` allows 5).
+    static var supersededSecretsKept: Int { 16 }
     /// The token store entry of this credential.
     var storeKey: String?
     /// The one refresh (or first obtain) under way.

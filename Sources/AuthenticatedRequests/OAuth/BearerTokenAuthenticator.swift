@@ -24,7 +24,7 @@ public final class BearerTokenAuthenticator: Authenticator {
     private let pendingStepUps = Locked<[String: StepUpRequirement]>([:])
 
     /// Sets `Authorization: Bearer <access token>` (the scheme spelled `Bearer` whatever the
-    /// server's casing); another token type is applied under its own name. A token bound to a key
+    /// server's casing, and `DPoP` likewise); another token type is applied under its own name. A token bound to a key
     /// (`DPoP`) is never applied here, where no proof can be made: use
     /// ``authorize(_:with:)``, as the ``AuthenticationInterceptor`` does.
     public func apply(_ credential: OAuthToken, to urlRequest: inout URLRequest) {
@@ -151,6 +151,12 @@ public final class BearerTokenAuthenticator: Authenticator {
         return String(header[header.index(after: space)...])
     }
 
+    /// Whether the flow's tokens may go to `url`: inside its ``OAuthFlow/resourceBoundary``, or
+    /// anywhere when it names none.
+    public func canAuthenticate(_ url: URL) -> Bool {
+        flow.resourceBoundary?.contains(url) ?? true
+    }
+
     /// Whether the request's `Authorization` header carries this token.
     public func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: OAuthToken) -> Bool {
         urlRequest.value(forHTTPHeaderField: "Authorization") == Self.authorization(for: credential)
@@ -161,9 +167,18 @@ public final class BearerTokenAuthenticator: Authenticator {
         (error as? OAuthError)?.code == .invalidGrant
     }
 
-    private static func authorization(for token: OAuthToken) -> String {
-        let scheme = token.isBearer || token.tokenType.isEmpty ? "Bearer" : token.tokenType
-        return "\(scheme) \(token.accessToken)"
+    /// `<scheme> <access token>`, the scheme spelled as its RFC does whatever the server's
+    /// casing: `Bearer` (RFC 6750) for `bearer` or an empty type, `DPoP` (RFC 9449) for `dpop` or
+    /// `dpOp`; another type as the server sent it.
+    static func authorization(for token: OAuthToken) -> String {
+        "\(scheme(of: token.tokenType)) \(token.accessToken)"
+    }
+
+    /// The `Authorization` scheme of `tokenType`, spelled as its RFC does.
+    static func scheme(of tokenType: String) -> String {
+        if tokenType.isEmpty || tokenType.isEqualIgnoringASCIICase(to: "Bearer") { return "Bearer" }
+        if tokenType.isEqualIgnoringASCIICase(to: "DPoP") { return "DPoP" }
+        return tokenType
     }
 }
 

@@ -35,13 +35,35 @@ public struct OAuthError: RetryAfterError, Hashable, CustomStringConvertible, Cu
         self.retryAfter = retryAfter
     }
 
-    /// `OAuthError(invalid_grant, status 400): description <uri>`, secrets redacted.
+    /// What to check for the codes that point at the client's own configuration or grant: the
+    /// client id and its secret or key for `invalid_client`, the grant for `invalid_grant`, the
+    /// scope for `invalid_scope`, the client's registration for `unauthorized_client` and
+    /// `unsupported_grant_type`; `nil` for the others.
+    public var remedy: String? {
+        switch code {
+        case .invalidClient:
+            "Check the client id and its secret or key, and the authentication method the server expects "
+                + "(client_secret_basic, client_secret_post, private_key_jwt): where the app or profile sets them."
+        case .invalidGrant:
+            "The code, refresh token or assertion is invalid, expired or revoked: sign in again."
+        case .invalidScope:
+            "Check the scope asked for: the server does not grant it to this client."
+        case .unauthorizedClient, .unsupportedGrantType:
+            "Check the client's registration: the server does not allow this grant type for it."
+        default:
+            nil
+        }
+    }
+
+    /// `OAuthError(invalid_grant, status 400): description <uri>. What to check.`, secrets
+    /// redacted: the server's words, then ``remedy`` when there is one.
     public var description: String {
         var text = "OAuthError(\(code.rawValue)"
         if let statusCode { text += ", status \(statusCode)" }
         text += ")"
         if let errorDescription { text += ": \(Redaction.redact(errorDescription))" }
         if let errorURI { text += " <\(errorURI.redactedForDisplay)>" }
+        if let remedy { text += (text.hasSuffix(".") ? " " : ". ") + remedy }
         return text
     }
 

@@ -25,6 +25,12 @@ public protocol OAuthFlow: Sendable {
     /// is `false`: such a response reaches the caller as it is.
     var canStepUp: Bool { get }
 
+    /// The URLs this flow's tokens may be sent to, for a flow that obtains tokens for one
+    /// protected resource (RFC 8707): the authenticator refuses every other URL with
+    /// ``AuthenticationError/Code/foreignResource`` before anything is sent. `nil` by default:
+    /// the authenticator's user decides where its tokens go.
+    var resourceBoundary: ResourceBoundary? { get }
+
     /// Returns a token that meets `requirement`, in place of `token`: a new authorization with
     /// the union of the granted and required scopes, or a sign-in with the `acr_values` and
     /// `max_age` asked for. Throw ``StepUpError`` when the user must take part and cannot.
@@ -35,6 +41,9 @@ public protocol OAuthFlow: Sendable {
 extension OAuthFlow {
     /// `false`.
     public var canStepUp: Bool { false }
+
+    /// `nil`: no boundary.
+    public var resourceBoundary: ResourceBoundary? { nil }
 
     /// Throws ``StepUpError`` with ``StepUpError/Code/unsupported``.
     public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)

@@ -143,7 +143,7 @@ extension Resource {
     }
 
     /// The secrets of the credentials this resource's authenticator applies (current and
-    /// previous, with their refresh tokens), to leave out of errors; none for a plain resource.
+    /// the ones it replaced, with their refresh tokens), to leave out of errors; none for a plain resource.
     /// Read only when an error is made.
     private var secretsInPlay: [String] {
         ((self as? any AuthenticatedResource)?.authenticator as? any SecretHolding)?.secretsInPlay() ?? []

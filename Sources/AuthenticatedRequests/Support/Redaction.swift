@@ -9,7 +9,7 @@ package enum Redaction {
     package static let secretNames: Set<String> = [
         "access_token", "refresh_token", "id_token", "client_secret", "code", "code_verifier",
         "device_code", "user_code", "password", "assertion", "client_assertion", "subject_token",
-        "actor_token", "token", "state", "issued_token",
+        "actor_token", "token", "state", "issued_token", "registration_access_token", "initial_access_token",
     ]
 
     /// A bounded, redacted preview of a body: at most `limit` bytes, decoded leniently, with

@@ -26,8 +26,9 @@ public final class URLSessionTransport: HTTPTransport {
     private let nonRedirectingSession: URLSession
 
     /// Creates a transport with its own sessions.
-    /// - Parameter configuration: the sessions' configuration; `.default` unless given.
-    public init(configuration: URLSessionConfiguration = .default) {
+    /// - Parameter configuration: the sessions' configuration; ``defaultConfiguration()`` unless
+    ///   given: no cookies and no cache.
+    public init(configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration()) {
         session = URLSession(
             configuration: configuration,
             delegate: CrossOriginRedirectGuard(followsRedirects: true),
@@ -61,6 +62,20 @@ public final class URLSessionTransport: HTTPTransport {
             delegate: CrossOriginRedirectGuard(followsRedirects: false, forwardingTo: original),
             delegateQueue: session.delegateQueue
         )
+    }
+
+    /// The configuration of a transport made without one: ephemeral, with no cookie store (no
+    /// cookie is sent or kept, so the shared store's cookies never ride on a token, discovery or
+    /// registration request) and no response cache (a token reply, or a resource's, is never
+    /// written anywhere). An app that wants either hands in a session or configuration that has it.
+    public static func defaultConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
     }
 
     deinit {

@@ -65,6 +65,14 @@ struct GlobalOptions: ParsableArguments {
             name: name, profile: profile, locations: locations, environment: environment, console: console)
     }
 
+    /// Where the chosen profile sets its client, for an error about the client.
+    var settingsHint: ProfileSettingsHint {
+        let profile = (try? configuration().profile(profileName)) ?? nil
+        return ProfileSettingsHint(
+            name: profileName, clientID: profile.flatMap { $0.clientID.isEmpty ? nil : $0.clientID },
+            secretFile: profile?.clientSecretFile, secretVariable: profile?.secretVariable ?? "AUTHREQ_CLIENT_SECRET")
+    }
+
     /// Runs `body`, turning its failure into one line on standard error and the exit status.
     /// With `--verbose`, every event of the command's authenticators is printed before that line.
     func reporting(_ body: () async throws -> Void) async throws {
@@ -78,7 +86,7 @@ struct GlobalOptions: ParsableArguments {
         } catch let error as ValidationError {
             throw error
         } catch {
-            console.message("authreq: \(ErrorReport.message(for: error))")
+            console.message("authreq: \(ErrorReport.message(for: error, profile: settingsHint))")
             console.detail("\(type(of: error)): \(ErrorReport.message(for: error))")
             throw ExitCode(ErrorReport.status(for: error))
         }

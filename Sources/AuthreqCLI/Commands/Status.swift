@@ -21,7 +21,13 @@ struct Status: AsyncParsableCommand {
         try await global.reporting {
             let session = try global.session()
             let token = try await session.restore(readOnly: true)?.currentCredential()
-            let report = StatusReport(session: session, token: token, now: Date())
+            // A resource profile's server and client are what its sign-in discovered and registered.
+            let discovered = try await session.profile.resource.asyncMap { resource in
+                try await session.resourceFlow(resource, readOnly: true)
+            }
+            let report = StatusReport(
+                session: session, token: token, now: Date(),
+                discovered: discovered.flatMap { $0 }.map { ($0.issuer, $0.endpoint.client.clientID) })
             session.console.output(json ? try report.json() : Data(report.text.utf8))
             if token == nil { throw ExitCode(ExitStatus.needsSignIn) }
         }
@@ -33,13 +39,23 @@ struct StatusReport {
     let session: ProfileSession
     let token: OAuthToken?
     let now: Date
+    /// For a resource profile: the issuer its sign-in discovered and the client id it registered
+    /// there (from what `login` cached; `nil` before the first login).
+    var discovered: (issuer: String, clientID: String)? = nil
+
+    /// The issuer: the profile's, else the discovered one.
+    private var issuer: String? { session.profile.issuer?.absoluteString ?? discovered?.issuer }
+    /// The client id: the profile's, else the registered one.
+    private var clientID: String? {
+        session.profile.clientID.isEmpty ? discovered?.clientID : session.profile.clientID
+    }
 
     private var fields: [(String, JSONValue)] {
         let profile = session.profile
         var fields: [(String, JSONValue)] = [
             ("profile", .string(session.name)),
-            ("issuer", profile.issuer.map { .string($0.absoluteString) } ?? .null),
-            ("client_id", profile.clientID.isEmpty ? .null : .string(profile.clientID)),
+            ("issuer", issuer.map(JSONValue.string) ?? .null),
+            ("client_id", clientID.map(JSONValue.string) ?? .null),
             ("resource", profile.resource.map { .string($0.absoluteString) } ?? .null),
             ("scope", (token?.scope ?? profile.scope).map(JSONValue.string) ?? .null),
             ("grant", .string((profile.grant ?? .authorizationCode).rawValue)),
@@ -66,9 +82,9 @@ struct StatusReport {
         let profile = session.profile
         var lines = [
             "Profile:        \(session.name)",
-            "Issuer:         \(profile.issuer?.absoluteString ?? profile.tokenEndpoint?.absoluteString ?? "-")",
+            "Issuer:         \(issuer ?? profile.tokenEndpoint?.absoluteString ?? "-")",
             "Resource:       \(profile.resource?.absoluteString ?? "-")",
-            "Client:         \(profile.clientID.isEmpty ? "registered at sign-in" : profile.clientID)",
+            "Client:         \(clientID ?? "registered at sign-in")",
             "Scope:          \(token?.scope ?? profile.scope ?? "-")",
             "Grant:          \((profile.grant ?? .authorizationCode).rawValue)",
         ]
@@ -89,5 +105,13 @@ struct StatusReport {
         }
         lines.append("Refresh token:  \(token.refreshToken == nil ? "no" : "yes")")
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension Optional {
+    /// `transform` of the wrapped value, awaited; `nil` stays `nil`.
+    func asyncMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped) async rethrows -> Mapped? {
+        guard let self else { return nil }
+        return try await transform(self)
     }
 }

@@ -17,12 +17,22 @@ struct Token: AsyncParsableCommand {
     @Flag(help: "Print an HTTP header line, 'Authorization: Bearer <token>'.")
     var header = false
 
+    @Flag(
+        help: """
+            Print one JSON object: access_token, token_type, expires_at and expires_in (when the server \
+            gave an expiry), scope. Never the refresh token.
+            """)
+    var json = false
+
     func run() async throws {
         try await global.reporting {
             let session = try global.session()
             let authenticator = try await session.requireSession()
             let token = try await authenticator.validCredential()
-            if header {
+            if json && header { throw CLIError.usage("Choose one of --json and --header.") }
+            if json {
+                session.console.output(try Self.json(of: token, now: Date()))
+            } else if header {
                 guard token.isBearer else {
                     throw CLIError.usage(
                         "The token is a '\(token.tokenType)' token, which needs more than a header; use authreq fetch.")
@@ -32,5 +42,21 @@ struct Token: AsyncParsableCommand {
                 session.console.output(line: token.accessToken)
             }
         }
+    }
+
+    /// The `--json` object of `token`: what a script needs to use it and to know when it ends.
+    static func json(of token: OAuthToken, now: Date) throws -> Data {
+        var fields: [String: JSONValue] = [
+            "access_token": .string(token.accessToken),
+            "token_type": .string(token.tokenType),
+            "scope": token.scope.map(JSONValue.string) ?? .null,
+        ]
+        if let expiresAt = token.expiresAt {
+            fields["expires_at"] = .string(ISO8601DateFormatter().string(from: expiresAt))
+            fields["expires_in"] = .number(expiresAt.timeIntervalSince(now).rounded())
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(JSONValue.object(fields)) + Data("\n".utf8)
     }
 }

@@ -85,6 +85,25 @@ package enum ErrorReport {
         }
     }
 
+    /// One line for `error`, secrets redacted, and, for a rejected client, where profile
+    /// `profile` sets what the server rejected.
+    package static func message(for error: any Error, profile: ProfileSettingsHint) -> String {
+        let line = message(for: error)
+        guard let code = oauthCode(of: error), code == .invalidClient || code == .unauthorizedClient else {
+            return line
+        }
+        return line + " " + profile.clientSettings
+    }
+
+    /// The OAuth error code of `error` or of the error it wraps.
+    static func oauthCode(of error: any Error) -> OAuthErrorCode? {
+        switch error {
+        case let error as OAuthError: error.code
+        case let error as AuthenticationError: error.underlyingError.flatMap(oauthCode(of:))
+        default: nil
+        }
+    }
+
     /// One line for `error`, secrets redacted.
     package static func message(for error: any Error) -> String {
         let text: String
@@ -108,5 +127,25 @@ package enum ErrorReport {
             text = String(describing: error)
         }
         return Redaction.redact(text.replacingOccurrences(of: "\n", with: " "))
+    }
+}
+
+/// Where a profile sets its client, for an error that says the server rejected the client.
+package struct ProfileSettingsHint: Sendable {
+    /// The profile's name.
+    let name: String
+    /// The client id it sets, if any (a resource profile registers one at sign-in).
+    let clientID: String?
+    /// The file its secret is read from, if any.
+    let secretFile: String?
+    /// The environment variable its secret is read from otherwise.
+    let secretVariable: String
+
+    /// `Profile 'work' sets client id 'cli' (authreq profile show work) and reads its secret from …`.
+    var clientSettings: String {
+        let secret = secretFile.map { "the file \($0)" } ?? "$\(secretVariable)"
+        let client = clientID.map { "client id '\($0)'" } ?? "a client registered at sign-in"
+        return "Profile '\(name)' sets \(client) (authreq profile show \(name)) and reads the client secret from "
+            + "\(secret); for private_key_jwt, check its key."
     }
 }

@@ -30,6 +30,9 @@ public struct CodeFlowError: Error, CustomStringConvertible, CustomDebugStringCo
         /// The user agent could not show the authorization page or bring the redirect back (a
         /// web authentication session that failed or returned to another URL).
         public static let userAgentFailed = Code("user agent failed")
+        /// The loopback receiver could not listen on the port its redirect URI names (another
+        /// sign-in or program holds it); nothing was opened.
+        public static let redirectPortUnavailable = Code("redirect port unavailable")
         /// The code's name.
         public var description: String { name }
     }

@@ -41,8 +41,12 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
     ///     taken from it when the reply names none.
     /// - Throws: ``ClientRegistrationError`` with ``ClientRegistrationError/Code/invalidResponse``.
     public init(fields: [String: JSONValue], issuer: String, requested: ClientMetadata? = nil) throws {
+        // The reply's own secrets, left out of every message about it (a hostile reply may quote
+        // them where a message names a member's value).
+        let replySecrets = ["client_secret", "registration_access_token"].compactMap { fields[$0]?.stringValue }
+        func redacted(_ text: String) -> String { Redaction.redact(text, removing: replySecrets) }
         func invalid(_ why: String) -> ClientRegistrationError {
-            ClientRegistrationError(.invalidResponse, "The registration reply \(why).")
+            ClientRegistrationError(.invalidResponse, redacted("The registration reply \(why)."))
         }
         func string(_ name: String) throws -> String? {
             switch fields[name] {
@@ -74,7 +78,7 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
         default:
             throw ClientRegistrationError(
                 .unsupportedAuthenticationMethod,
-                "The server registered the client for \(method), which this client does not use.")
+                redacted("The server registered the client for \(method), which this client does not use."))
         }
         // RFC 7591 §3.2.1 makes `client_secret_expires_at` required with a secret, but servers omit
         // it (the MCP conformance suite's authorization server among them); an absent one reads as
@@ -121,13 +125,16 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
         self.fields = fields
     }
 
-    /// How the client authenticates at the token endpoint.
+    /// How the client authenticates at the token endpoint; it holds the registration access
+    /// token too, so no error built from a token endpoint's reply shows it.
     public var clientAuthentication: ClientAuthentication {
-        switch (tokenEndpointAuthMethod, clientSecret) {
-        case ("client_secret_post", let secret?): .clientSecretPost(id: clientID, secret: secret)
-        case ("client_secret_basic", let secret?): .clientSecretBasic(id: clientID, secret: secret)
-        default: .none(id: clientID)
-        }
+        let client: ClientAuthentication =
+            switch (tokenEndpointAuthMethod, clientSecret) {
+            case ("client_secret_post", let secret?): .clientSecretPost(id: clientID, secret: secret)
+            case ("client_secret_basic", let secret?): .clientSecretBasic(id: clientID, secret: secret)
+            default: .none(id: clientID)
+            }
+        return client.holding([registrationAccessToken].compactMap { $0 })
     }
 
     /// Whether the secret has expired at `now` (the client must register again).

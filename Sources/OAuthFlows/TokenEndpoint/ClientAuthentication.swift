@@ -24,6 +24,10 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     private let method: Method
     /// The compatibility switches for servers that deviate from the RFCs; none by default.
     public private(set) var compatibility: ServerCompatibility = []
+    /// Other secrets that come with this client (its registration access token, the initial
+    /// access token it was registered with): never sent to the token endpoint, but removed from
+    /// whatever its replies say, like the client's own secret.
+    private var heldSecrets: [String] = []
 
     private init(clientID: String, method: Method) {
         self.clientID = clientID
@@ -75,6 +79,18 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         if case .none = method { return false }
         return true
     }
+
+    /// This client, also holding `secrets` (a registration access token, an initial access
+    /// token) that every error built from a reply to its requests leaves out.
+    package func holding(_ secrets: [String]) -> ClientAuthentication {
+        var copy = self
+        copy.heldSecrets.append(contentsOf: secrets.filter { !copy.heldSecrets.contains($0) })
+        return copy
+    }
+
+    /// Every secret of this client, for redacting replies that echo one: its secret and the
+    /// secrets it holds.
+    package var secretValues: [String] { [secret].compactMap { $0 } + heldSecrets }
 
     /// The client's secret, for redacting replies that echo it.
     var secret: String? {

@@ -42,7 +42,9 @@ package enum FormPost {
     /// The largest body accepted from an authorization server.
     static let maximumBodySize = HTTPTransportOptions.authorizationServerResponseLimit
 
-    /// Posts `parameters` (plus the client's credentials) to `url`.
+    /// Posts `parameters` (plus the client's credentials) to `url`. Whatever the reply says is
+    /// redacted of the secrets sent, of every secret the client holds, and of `heldSecrets` (the
+    /// token a refresh replaces).
     ///
     /// With `proof`, the request carries a DPoP proof signed with its key; when the server answers
     /// `use_dpop_nonce` with a nonce, the request is built afresh (a new proof, a new client
@@ -52,15 +54,19 @@ package enum FormPost {
         to url: URL,
         client: ClientAuthentication?,
         context: AuthenticationContext,
-        proof: (any ProofOfPossession, BoundKey)? = nil
+        proof: (any ProofOfPossession, BoundKey)? = nil,
+        alsoRemoving heldSecrets: [String] = []
     ) async throws -> ServerReply {
         try checkSafe(url, context: context)
-        let reply = try await post(parameters, to: url, client: client, context: context, proof: proof)
+        let post = {
+            try await Self.post(parameters, to: url, client: client, context: context, proof: proof, heldSecrets)
+        }
+        let reply = try await post()
         guard let (proofOfPossession, _) = proof,
             proofOfPossession.didReceive(reply.response, error: oauthErrorCode(of: reply), for: reply.request)
         else { return reply }
         try Task.checkCancellation()
-        let resent = try await post(parameters, to: url, client: client, context: context, proof: proof)
+        let resent = try await post()
         _ = proofOfPossession.didReceive(resent.response, error: nil, for: resent.request)  // remember its nonce
         return resent
     }
@@ -70,7 +76,8 @@ package enum FormPost {
         to url: URL,
         client: ClientAuthentication?,
         context: AuthenticationContext,
-        proof: (any ProofOfPossession, BoundKey)?
+        proof: (any ProofOfPossession, BoundKey)?,
+        _ heldSecrets: [String]
     ) async throws -> ServerReply {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
@@ -82,8 +89,11 @@ package enum FormPost {
         if let (proofOfPossession, key) = proof {
             try await proofOfPossession.prove(&request, with: key, accessToken: nil)
         }
-        var secrets = parameters.filter { Redaction.secretNames.contains($0.0) }.map(\.1) + assertions
-        if let secret = client?.secret { secrets.append(secret) }
+        // What was sent, and what the client holds besides (its secret, a registration access
+        // token, the token being refreshed): a reply may echo any of them.
+        let secrets =
+            parameters.filter { Redaction.secretNames.contains($0.0) }.map(\.1) + assertions
+            + (client?.secretValues ?? []) + heldSecrets
         return try await exchange(request, secrets: secrets, context: context)
     }
 

@@ -77,7 +77,8 @@ public struct TokenEndpoint: Sendable {
             to: url,
             client: client,
             context: context,
-            proof: proof
+            proof: proof,
+            alsoRemoving: previous?.secretValues ?? []
         )
         var token = try Self.token(from: reply, requestedScope: requestedScope, now: context.clock.now)
         // A server without DPoP answers a proof with a bearer token (RFC 9449 §5): it stays bearer.

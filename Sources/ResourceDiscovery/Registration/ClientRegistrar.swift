@@ -5,6 +5,11 @@ import OAuthFlows
 /// Finds the client to use at an authorization server, following a ``ClientRegistrationPolicy``,
 /// and keeps dynamic registrations in a `TokenStore` under the server's issuer.
 ///
+/// A loopback redirect URI without a port (RFC 8252 §7.3, "any port") is registered with a port
+/// chosen at registration, since some servers compare redirect URIs exactly, port included;
+/// ``redirectURI(_:at:)`` gives the sign-in that exact URI, and the loopback user agent listens on
+/// its port.
+///
 /// A registration is made once per issuer and store: concurrent callers in one process share one
 /// request, and processes that share a store which coordinates processes (the file store, the
 /// PostgreSQL store) take the store's lock, as they do for a refresh, so K processes starting
@@ -60,6 +65,7 @@ public actor ClientRegistrar {
                             + "which the server does not support."))
         }
         return try await registration(at: metadata).clientAuthentication.with(policy.compatibility)
+            .holding([policy.initialAccessToken].compactMap { $0 })
     }
 
     /// The client known for `metadata`'s server without any request: pre-registered, a Client ID
@@ -76,6 +82,7 @@ public actor ClientRegistrar {
             stored.issuer == metadata.issuer, !stored.hasExpired(at: context.clock.now)
         else { return nil }
         return stored.clientAuthentication.with(policy.compatibility)
+            .holding([policy.initialAccessToken].compactMap { $0 })
     }
 
     /// The stored dynamic registration at `metadata`'s issuer, or a new one.
@@ -91,15 +98,18 @@ public actor ClientRegistrar {
                 guard let data = try await store.load(forKey: key),
                     let stored = try? JSONDecoder().decode(RegisteredClient.self, from: data),
                     stored.issuer == issuer, !stored.hasExpired(at: context.clock.now),
-                    Set(requested.redirectURIs.map(\.absoluteString))
-                        .isSubset(of: stored.redirectURIs.map(\.absoluteString))
+                    LoopbackRedirect.covers(stored.redirectURIs, requested.redirectURIs)
                 else { return nil }
                 return stored
             }
             if let stored = try await usable() { return stored }
             return try await store.withRefreshLock(forKey: key, timeout: timeout, adoptingAfterWait: usable) {
                 if let stored = try await usable() { return stored }
-                let registered = try await endpoint.register(requested, initialAccessToken: token, context: context)
+                // The exact loopback URI the client will listen on, port included: servers that
+                // compare redirect URIs exactly accept it, and so do those that allow any port.
+                var pinned = requested
+                pinned.redirectURIs = LoopbackRedirect.pinning(requested.redirectURIs)
+                let registered = try await endpoint.register(pinned, initialAccessToken: token, context: context)
                 try await store.save(try JSONEncoder().encode(registered), forKey: key)
                 return registered
             }
@@ -107,6 +117,17 @@ public actor ClientRegistrar {
         inFlight[issuer] = task
         defer { inFlight[issuer] = nil }
         return try await task.value
+    }
+
+    /// The redirect URI a sign-in at `metadata`'s server uses for `redirectURI`: for a loopback
+    /// URI without a port, the one the client registered there, port included (so that it
+    /// listens where it registered); otherwise `redirectURI` itself.
+    public func redirectURI(_ redirectURI: URL, at metadata: AuthorizationServerMetadata) async -> URL {
+        guard LoopbackRedirect.isUnpinned(redirectURI), policy.preRegistered[metadata.issuer] == nil,
+            let data = try? await store.load(forKey: Self.storeKey(issuer: metadata.issuer)),
+            let stored = try? JSONDecoder().decode(RegisteredClient.self, from: data), stored.issuer == metadata.issuer
+        else { return redirectURI }
+        return LoopbackRedirect.registered(redirectURI, among: stored.redirectURIs)
     }
 
     /// Forgets the registration stored for `issuer` (for example after the server answered

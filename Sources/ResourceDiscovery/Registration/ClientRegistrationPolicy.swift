@@ -48,8 +48,9 @@ public struct ClientRegistrationPolicy: Sendable {
     }
 
     /// Dynamic registration of a public native app that signs in through a loopback redirect
-    /// (`http://127.0.0.1/callback`, any port: RFC 8252 §7.3), with `compatibility` switches
-    /// for the registered client.
+    /// (`http://127.0.0.1/callback`, registered with a port chosen at registration, which every
+    /// sign-in of that registration listens on: servers that compare redirect URIs exactly, port
+    /// included, accept it), with `compatibility` switches for the registered client.
     public static func dynamic(
         clientName: String,
         redirectURIs: [URL] = [ResourceSignIn.defaultRedirectURI],
@@ -64,4 +65,28 @@ public struct ClientRegistrationPolicy: Sendable {
         policy.compatibility = compatibility
         return policy
     }
+}
+
+extension ClientRegistrationPolicy: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The issuers of the pre-registered clients, the document's URL and the name registered
+    /// dynamically; the initial access token and the clients' secrets are redacted.
+    public var description: String {
+        var parts: [String] = []
+        if !preRegistered.isEmpty {
+            parts.append(
+                "preRegistered: ["
+                    + preRegistered.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+                    .joined(separator: ", ") + "]")
+        }
+        if let clientIDMetadataDocument { parts.append("clientIDMetadataDocument: \(clientIDMetadataDocument.url)") }
+        if let dynamicRegistration {
+            parts.append("dynamicRegistration: \(dynamicRegistration.clientName ?? "unnamed client")")
+        }
+        if initialAccessToken != nil { parts.append("initialAccessToken: \(Redaction.placeholder)") }
+        return "ClientRegistrationPolicy(" + parts.joined(separator: ", ") + ")"
+    }
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+    /// A mirror showing only the redacted description, to `dump` and debuggers.
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }

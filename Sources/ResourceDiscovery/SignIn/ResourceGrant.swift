@@ -53,7 +53,7 @@ public final class ResourceGrant: Sendable {
     ///   - redirectURI: the browser sign-in's redirect URI.
     ///   - scope: the scope to ask for; by default the union of what the resources ask for.
     ///   - account: names the user's session when one app holds several.
-    /// - Throws: what `ResourceSignIn.discover()` throws; ``ResourceDiscoveryError/Code/noAuthorizationServer``
+    /// - Throws: what `ResourceSignIn.discover(challenges:)` throws; ``ResourceDiscoveryError/Code/noAuthorizationServer``
     ///   when the resources have no authorization server in common.
     public static func discover(
         resources: [URL],
@@ -90,6 +90,8 @@ public final class ResourceGrant: Sendable {
                 "\(server.issuer) does not list S256 in code_challenge_methods_supported; no browser was opened.")
         }
         let client = try await registrar.client(for: server)
+        let registeredRedirectURI = await registrar.redirectURI(redirectURI, at: server)
+        let registeredPort = registeredRedirectURI.absoluteString != redirectURI.absoluteString
         var scopes: [String] = []
         for discovery in discoveries {
             let asked = discovery.challengedScope ?? discovery.resourceMetadata.scopesSupported.joined(separator: " ")
@@ -100,8 +102,8 @@ public final class ResourceGrant: Sendable {
         return ResourceGrant(
             resources: try resources.map(ProtectedResourceMetadata.canonical), server: server,
             endpoint: TokenEndpoint(url: try server.tokenEndpoint(client: client).url, client: client),
-            scope: scope ?? (scopes.isEmpty ? nil : scopes.joined(separator: " ")), method: method,
-            redirectURI: redirectURI, store: store, configuration: configuration, account: account)
+            scope: scope ?? (scopes.isEmpty ? nil : scopes.joined(separator: " ")),
+            method: registeredPort ? method.listeningOnAnyPortWhenBusy : method, redirectURI: registeredRedirectURI, store: store, configuration: configuration, account: account)
     }
 
     init(
@@ -214,6 +216,9 @@ public struct ResourceGrantFlow: OAuthFlow, CustomStringConvertible {
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
         try await grant.token(for: resource, context: context)
     }
+
+    /// The resource: its tokens go to its URLs only.
+    public var resourceBoundary: ResourceBoundary? { ResourceBoundary(resource) }
 
     /// The resource and the issuer.
     public var description: String {

@@ -22,13 +22,13 @@ import OAuthFlows
 /// // Requests through `authenticator` sign in at the first one, then refresh as usual.
 /// ```
 ///
-/// ``authenticator(account:)`` runs the discovery and the registration (both reused from the
+/// ``authenticator(account:challenges:)`` runs the discovery and the registration (both reused from the
 /// store by later launches and other processes), and returns an `OAuthAuthenticator` whose
 /// flow is a ``ResourceSignInFlow``: the first request signs in, every refresh names the
 /// resource, and the session is stored under the client, the token endpoint and the resource.
 public struct ResourceSignIn: Sendable {
-    /// The loopback redirect URI that dynamic registration registers by default (any port,
-    /// RFC 8252 §7.3).
+    /// The loopback redirect URI of dynamic registration by default: `http://127.0.0.1/callback`,
+    /// registered with a port chosen at registration (see ``ClientRegistrar``).
     public static let defaultRedirectURI: URL = {
         var components = URLComponents()
         (components.scheme, components.host, components.path) = ("http", "127.0.0.1", "/callback")
@@ -68,7 +68,8 @@ public struct ResourceSignIn: Sendable {
     public var store: any TokenStore
     /// The authenticator's settings: transports, clock, DPoP, timeouts.
     public var configuration: OAuthAuthenticator.Configuration
-    /// The redirect URI for the browser sign-in; its port is chosen at sign-in for loopback.
+    /// The redirect URI for the browser sign-in. A loopback one without a port is registered with
+    /// a port chosen at registration, and the sign-in listens on that port.
     public var redirectURI: URL
     /// A scope to ask for instead of the challenge's or the metadata's.
     public var scope: String?
@@ -153,28 +154,36 @@ public struct ResourceSignIn: Sendable {
         }
     }
 
-    /// Asks the resource for its challenge without any credential, then reads its metadata and
-    /// its authorization server's.
+    /// Reads the resource's metadata and its authorization server's, starting from the challenge
+    /// the resource sent (`WWW-Authenticate` of its `401` or `403`, RFC 9728 §5.1): its
+    /// `resource_metadata` is where the metadata is read, and its `scope` is asked for first.
     ///
+    /// - Parameter challenges: the challenges of the response that made the sign-in necessary,
+    ///   as `AuthenticationChallenge.parse(_:)` reads its `WWW-Authenticate` header. `nil` (a
+    ///   sign-in started before any request) asks the resource for one first, with a request of
+    ///   its own without any credential.
     /// - Throws: ``ResourceDiscoveryError``: ``ResourceDiscoveryError/Code/insecureURL`` for a
     ///   resource that is plain http to another host than loopback (nothing is sent),
     ///   ``ResourceDiscoveryError/Code/resourceMismatch``,
     ///   ``ResourceDiscoveryError/Code/issuerMismatch``,
     ///   ``ResourceDiscoveryError/Code/noAuthorizationServer``; transport errors.
-    public func discover() async throws -> Discovery {
+    public func discover(challenges: [AuthenticationChallenge]? = nil) async throws -> Discovery {
         let context = configuration.context
         guard resource.isSafeForSecrets || (configuration.allowsInsecureHTTP && resource.host != nil) else {
             throw ResourceDiscoveryError(
                 .insecureURL,
                 "Refusing to sign in to \(resource.redactedForDisplay): use https (or http to a loopback address).")
         }
-        let challenges = try await ProtectedResourceMetadata.challenges(of: resource, context: context)
+        var challenged = challenges ?? []
+        if challenges == nil {
+            challenged = try await ProtectedResourceMetadata.challenges(of: resource, context: context)
+        }
         let resourceMetadata: ProtectedResourceMetadata
         do {
             resourceMetadata = try await ProtectedResourceMetadata.discover(
-                for: resource, challenges: challenges, context: context)
+                for: resource, challenges: challenged, context: context)
         } catch let error as ResourceDiscoveryError where error.code == .notFound && legacyMCPDiscovery {
-            return try await legacyDiscovery(challenges: challenges)
+            return try await legacyDiscovery(challenges: challenged)
         }
         let issuer =
             resourceMetadata.authorizationServers.first { registrar.policy.preRegistered[$0] != nil }
@@ -187,17 +196,23 @@ public struct ResourceSignIn: Sendable {
         let serverMetadata = try await AuthorizationServerMetadata.discover(anyDocumentOf: issuer, context: context)
         return Discovery(
             resourceMetadata: resourceMetadata, serverMetadata: serverMetadata,
-            challengedScope: Discovery.scope(in: challenges))
+            challengedScope: Discovery.scope(in: challenged))
     }
 
     /// Discovers the resource's authorization server, finds or registers the client, and
     /// returns an authenticator for the resource: its stored session if there is one, else one
     /// that signs in at the first request.
     ///
-    /// - Parameter account: names the user's session when one app holds several.
-    /// - Throws: what ``flow(account:)`` throws.
-    public func authenticator(account: String? = nil) async throws -> OAuthAuthenticator {
-        OAuthAuthenticator(flow: try await flow(account: account), store: store, configuration: configuration)
+    /// - Parameters:
+    ///   - account: names the user's session when one app holds several.
+    ///   - challenges: the challenges of the resource's response that made the sign-in necessary;
+    ///     `nil` asks the resource for one first (see ``discover(challenges:)``).
+    /// - Throws: what ``flow(account:challenges:)`` throws.
+    public func authenticator(account: String? = nil, challenges: [AuthenticationChallenge]? = nil) async throws
+        -> OAuthAuthenticator
+    {
+        OAuthAuthenticator(
+            flow: try await flow(account: account, challenges: challenges), store: store, configuration: configuration)
     }
 
     /// The flow for a server that an earlier discovery found (`flow.serverMetadata`, kept by the
@@ -212,17 +227,27 @@ public struct ResourceSignIn: Sendable {
         -> ResourceSignInFlow?
     {
         guard let client = try await registrar.knownClient(for: server) else { return nil }
-        return try makeFlow(server: server, client: client, scope: self.scope ?? scope, account: account)
+        return try makeFlow(
+            server: server, client: client, scope: self.scope ?? scope, account: account,
+            redirectURI: await registrar.redirectURI(redirectURI, at: server))
     }
 
     /// Discovers the resource's authorization server and finds or registers the client: the
-    /// flow that ``authenticator(account:)`` configures.
+    /// flow that ``authenticator(account:challenges:)`` configures.
     ///
-    /// - Parameter account: names the user's session when one app holds several.
-    /// - Throws: what ``discover()`` throws; ``ResourceDiscoveryError/Code/pkceUnsupported`` for
-    ///   a browser sign-in at a server whose metadata lacks S256; `ClientRegistrationError`.
-    public func flow(account: String? = nil) async throws -> ResourceSignInFlow {
-        let discovery = try await discover()
+    /// - Parameters:
+    ///   - account: names the user's session when one app holds several.
+    ///   - challenges: the challenges of the resource's response that made the sign-in necessary;
+    ///     `nil` asks the resource for one first (see ``discover(challenges:)``).
+    /// - Throws: what ``discover(challenges:)`` throws; ``ResourceDiscoveryError/Code/pkceUnsupported``
+    ///   for a browser sign-in at a server whose metadata lacks S256; `ClientRegistrationError` when
+    ///   the client refuses what the server offers (no way to register, an unusable method or
+    ///   reply); `OAuthError` when the registration endpoint refuses the client (RFC 7591 §3.2.2,
+    ///   e.g. `invalid_redirect_uri`); `TokenEndpointError` for a registration reply that is neither.
+    public func flow(account: String? = nil, challenges: [AuthenticationChallenge]? = nil) async throws
+        -> ResourceSignInFlow
+    {
+        let discovery = try await discover(challenges: challenges)
         let server = discovery.serverMetadata
         if case .browser = method.kind, !server.codeChallengeMethodsSupported.contains("S256") {
             throw ResourceDiscoveryError(
@@ -230,7 +255,9 @@ public struct ResourceSignIn: Sendable {
                 "\(server.issuer) does not list S256 in code_challenge_methods_supported; no browser was opened.")
         }
         let client = try await registrar.client(for: server)
-        var flow = try makeFlow(server: server, client: client, scope: requestedScope(for: discovery), account: account)
+        var flow = try makeFlow(
+            server: server, client: client, scope: requestedScope(for: discovery), account: account,
+            redirectURI: await registrar.redirectURI(redirectURI, at: server))
         let policy = registrar.policy
         let preRegistered = policy.preRegistered[server.issuer] != nil
         let byDocument = policy.clientIDMetadataDocument.map { $0.url.absoluteString == client.clientID } ?? false
@@ -286,17 +313,29 @@ extension ResourceSignIn {
             challengedScope: Discovery.scope(in: challenges))
     }
 
-    /// The flow of this resource at `server` with `client`.
-    func makeFlow(server: AuthorizationServerMetadata, client: ClientAuthentication, scope: String?, account: String?)
-        throws -> ResourceSignInFlow
-    {
-        try ResourceSignInFlow(
+    /// The flow of this resource at `server` with `client`, signing in through `redirectURI`.
+    func makeFlow(
+        server: AuthorizationServerMetadata, client: ClientAuthentication, scope: String?, account: String?,
+        redirectURI: URL
+    ) throws -> ResourceSignInFlow {
+        // A port chosen at registration (the sign-in's own URI had none) may give way to any port
+        // when another sign-in holds it.
+        let registeredPort = redirectURI.absoluteString != self.redirectURI.absoluteString
+        return try ResourceSignInFlow(
             resource: try ProtectedResourceMetadata.canonical(resource), server: server, client: client,
-            scope: scope, method: method, redirectURI: redirectURI, account: account)
+            scope: scope, method: registeredPort ? method.listeningOnAnyPortWhenBusy : method,
+            redirectURI: redirectURI, account: account)
     }
 }
 
 extension ResourceSignIn.Method {
+    /// This method, whose browser listens on any port when the redirect URI's (chosen at
+    /// registration) is held by another sign-in.
+    var listeningOnAnyPortWhenBusy: ResourceSignIn.Method {
+        guard case .browser(let userAgent) = kind else { return self }
+        return .browser(RegisteredPortUserAgent(base: userAgent))
+    }
+
     /// Obtains a token as this method says: the browser (PKCE, the `resources` on the
     /// authorization request, `exchangedFor` at the code exchange, `parameters` added), the
     /// client credentials grant for `exchangedFor`, or the error `interactionRequired` makes.

@@ -84,6 +84,10 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
         }
     }
 
+    /// The resource: its tokens go to its URLs only (its origin, its path and below), and any
+    /// other URL is refused before anything is sent.
+    public var resourceBoundary: ResourceBoundary? { ResourceBoundary(resource) }
+
     /// `true`: a resource's step-up challenge is answered by ``stepUp(_:to:for:)``.
     public var canStepUp: Bool { true }
 

@@ -110,8 +110,7 @@ enum ConformanceScenarioServer {
                     store: InMemoryTokenStore(), configuration: configuration)
                 signIn.legacyMCPDiscovery = legacyMCPDiscovery
                 let authorizer = MCPAuthorizer(signIn: signIn)
-                let transport = HTTPClientTransport(
-                    endpoint: run.server, streaming: false, authorizer: authorizer, requestModifier: authorizer.modify)
+                let transport = authorizer.makeTransport(streaming: false)  // the documented wiring
                 let client = MCP.Client(name: "conformance-client", version: "1.0")
                 var outcome = Outcome()
                 do {
@@ -377,6 +376,73 @@ enum ConformanceScenarioServer {
             #expect(
                 (refusal as? CodeFlowError)?.code == .issuerMismatch, "\(String(describing: outcome.error))",
                 sourceLocation: sourceLocation)
+        }
+
+        // MARK: The project's own scenarios: what a real server sends, read as sent
+
+        /// A server that answers GET with 405 and names its metadata only in its 401: discovery
+        /// reads the 401 the client got (its `resource_metadata` and its `scope`), and sends no
+        /// request of its own to the MCP endpoint.
+        @Test func theChallengeThatTriggeredTheSignInIsWhatDiscoveryReads() async throws {
+            try await run(
+                "authreq-get-405-metadata-only-in-challenge",
+                required: ["prm-requested", "scope-from-the-401", "token-request-made"] + Self.pkce)
+        }
+
+        /// A 307 from the MCP server to another origin: the request that carries the token is not
+        /// followed there (the other origin sees no credential), the call fails, and the
+        /// authorizer gives no header for, and answers no challenge of, that origin.
+        @Test func aRedirectToAnotherOriginNeverCarriesTheTokenAndThatOriginGetsNoHeader() async throws {
+            let run = try await ConformanceScenarioServer.start("authreq-redirect-to-another-origin")
+            let other = try #require(run.context["other_origin"].flatMap(URL.init(string:)))
+            let browser = BrowserSimulator()
+            let authorizer = MCPAuthorizer(
+                signIn: ResourceSignIn(
+                    resource: run.server, registration: .dynamic(clientName: "conformance-client"),
+                    method: .browser(LoopbackUserAgent(opener: browser, timeout: 30)), store: InMemoryTokenStore()))
+            let client = MCP.Client(name: "conformance-client", version: "1.0")
+            _ = try await client.connect(transport: authorizer.makeTransport(streaming: false))
+            await #expect(throws: (any Error).self, "tools/list was redirected; the redirect was refused") {
+                _ = try await client.listTools()
+            }
+            await client.disconnect()
+            let checks = try await ConformanceScenarioServer.checks(of: run)
+            for check in checks where check.status == "FAILURE" || check.status == "WARNING" {
+                Issue.record("\(check.id) \(check.status): \(check.description)")
+            }
+            #expect(checks.contains { $0.id == "redirected" && $0.status == "SUCCESS" }, "the server did redirect")
+            #expect(!checks.contains { $0.id == "redirect-followed" }, "refused, not followed without the token")
+            // The other origin is another resource: no header for it, and its challenge is refused.
+            #expect(authorizer.authorizationHeader(for: run.server) != nil, "signed in to the MCP server")
+            #expect(authorizer.authorizationHeader(for: other.appendingPathComponent("mcp")) == nil)
+            let error = await #expect(throws: AuthenticationError.self) {
+                _ = try await authorizer.handleChallenge(
+                    statusCode: 401, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#],
+                    endpoint: other.appendingPathComponent("mcp"), operationKey: nil, session: URLSession.shared)
+            }
+            #expect(error?.code == .foreignResource)
+        }
+
+        /// The same redirect through the MCP SDK's own default session: it follows the 307 and
+        /// carries the token to the other origin. This is what `makeTransport()` prevents; the
+        /// test shows the scenario catches it.
+        @Test func withoutTheGuardedSessionTheSDKCarriesTheTokenToTheOtherOrigin() async throws {
+            let run = try await ConformanceScenarioServer.start("authreq-redirect-to-another-origin")
+            let authorizer = MCPAuthorizer(
+                signIn: ResourceSignIn(
+                    resource: run.server, registration: .dynamic(clientName: "conformance-client"),
+                    method: .browser(LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30)),
+                    store: InMemoryTokenStore()))
+            let transport = HTTPClientTransport(
+                endpoint: run.server, streaming: false, authorizer: authorizer, requestModifier: authorizer.modify)
+            let client = MCP.Client(name: "conformance-client", version: "1.0")
+            _ = try await client.connect(transport: transport)
+            _ = try? await client.listTools()
+            await client.disconnect()
+            let checks = try await ConformanceScenarioServer.checks(of: run)
+            #expect(
+                checks.contains { $0.id == "credential-at-another-origin" },
+                "the plain session leaks the token: \(checks.map(\.id))")
         }
 
         @Test func issSupportedMissing() async throws { try await refusesTheRedirect("iss-supported-missing") }

@@ -28,6 +28,33 @@ enum TestMCPServer {
     }
 }
 
+#if MCP
+    import MCP
+    @testable import ReadmeSnippets
+
+    /// The README's agent snippet (`Examples/ReadmeSnippets/Landing/MCPClient.swift`, byte-identical
+    /// to the README's block), run as it is against the MCP Python SDK's server: the system browser
+    /// (`$BROWSER`, a script that plays the user), a registration with the exact redirect URI, the
+    /// tools listed.
+    @Suite(.enabled(if: TestMCPServer.isConfigured, TestMCPServer.notRunReason))
+    struct ReadmeAgentSnippetTests {
+        @Test func theReadmesAgentSnippetSignsInToTheMCPPythonServerWithNoChange() async throws {
+            let setup = try await MCPPythonServerEndToEndTests.Setup(name: "My Agent")
+            // The only process-wide setting, read by the snippet's LoopbackUserAgent(); no other
+            // test opens the system browser.
+            setenv("BROWSER", setup.browser.path, 1)
+            let before = try await TestMCPServer.stats()["registered:My Agent"] ?? 0
+            let tools = try await listTools(at: try TestMCPServer.endpoint, tokens: setup.tokens)
+            #expect(tools.map(\.name).sorted() == ["add", "echo"])
+            #expect(try await TestMCPServer.stats()["registered:My Agent"] == before + 1)
+            // A second run restores the session: no browser, no registration.
+            setenv("BROWSER", "/bin/false", 1)
+            #expect(try await listTools(at: try TestMCPServer.endpoint, tokens: setup.tokens).count == 2)
+            #expect(try await TestMCPServer.stats()["registered:My Agent"] == before + 1)
+        }
+    }
+#endif
+
 /// Guards against a silent skip: in CI (`CI` set) the MCP server must be there.
 @Test func mcpEndToEndTestsHaveAServerInCI() {
     if ProcessInfo.processInfo.environment["CI"] != nil {
@@ -50,7 +77,6 @@ struct MCPPythonServerEndToEndTests {
         let name: String
         let tokens: URL
         let browser: URL
-        let redirectPort: Int
 
         init(name: String) async throws {
             self.name = name
@@ -61,15 +87,13 @@ struct MCPPythonServerEndToEndTests {
             browser = folder.appendingPathComponent("browser.sh")
             try "#!/bin/sh\nexec curl -s -L -o /dev/null \"$1\"\n".write(to: browser, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: browser.path)
-            redirectPort = try await freeLoopbackPort()
         }
 
         /// Runs the example: `--no-browser` unless `browser`, then `arguments` (a tool call).
         func run(browser useBrowser: Bool = false, _ arguments: [String]) async throws -> TestHelperProcess.Outcome {
-            var all = [
-                try TestMCPServer.endpoint.absoluteString, tokens.path, "--client-name", name,
-                "--redirect-port", String(redirectPort),
-            ]
+            // No --redirect-port: the port is chosen at registration and kept with it, which this
+            // server (it compares redirect URIs exactly) accepts.
+            var all = [try TestMCPServer.endpoint.absoluteString, tokens.path, "--client-name", name]
             if !useBrowser { all.append("--no-browser") }
             return try await TestHelperProcess.run(
                 MCPPythonServerEndToEndTests.example, all + arguments,
