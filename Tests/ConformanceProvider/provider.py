@@ -148,7 +148,7 @@ MODULES = {
     "oidcc-client-test-refresh-token-invalid-sub": Module(refresh_claims={"sub": "another-user"}),
     # RP-initiated logout
     "oidcc-client-test-rp-init-logout": Module(),
-    "oidcc-client-test-rp-init-logout-invalid-state": Module(logout_state="wrong"),
+    "oidcc-client-test-rp-init-logout-other-state": Module(logout_state="wrong"),
     "oidcc-client-test-rp-init-logout-no-state": Module(logout_state="omit"),
     # FAPI 2.0 Security Profile client, private_key_jwt + DPoP
     "fapi2-security-profile-final-client-test-happy-path": fapi(),
@@ -167,20 +167,20 @@ MODULES = {
     "fapi2-security-profile-final-client-test-invalid-missing-exp": fapi(drop=("exp",)),
     "fapi2-security-profile-final-client-test-invalid-missing-aud": fapi(drop=("aud",)),
     "fapi2-security-profile-final-client-test-invalid-missing-iss": fapi(drop=("iss",)),
-    "fapi2-security-profile-final-client-test-id-token-aud-as-array": fapi(claims={"aud": lambda run: [run.client_id]}),
+    "fapi2-security-profile-final-client-test-valid-aud-as-array": fapi(claims={"aud": lambda run: [run.client_id]}),
     "fapi2-security-profile-final-client-test-invalid-nonce": fapi(claims={"nonce": "not-the-request-nonce"}),
     "fapi2-security-profile-final-client-test-invalid-missing-nonce": fapi(drop=("nonce",)),
     "fapi2-security-profile-final-client-test-invalid-authorization-response-iss": fapi(response_iss="wrong"),
-    "fapi2-security-profile-final-client-test-removed-authorization-response-iss": fapi(response_iss="omit"),
+    "fapi2-security-profile-final-client-test-remove-authorization-response-iss": fapi(response_iss="omit"),
     "fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-state-fails": fapi(
         response_state="wrong"
     ),
     "fapi2-security-profile-final-client-test-ensure-authorization-response-with-invalid-missing-state-fails": fapi(
         response_state="omit"
     ),
-    "fapi2-security-profile-final-client-test-no-expires-in": fapi(expires_in=False),
-    "fapi2-security-profile-final-client-test-token-type-case-insensitivity": fapi(token_type="dpop"),
-    "fapi2-security-profile-final-client-test-dpop-scheme-case-insensitivity": fapi(lowercase_challenge=True),
+    "fapi2-security-profile-final-client-test-token-endpoint-response-without-expires_in": fapi(expires_in=False),
+    "fapi2-security-profile-final-client-test-token-type-case-insensitivity": fapi(token_type="dpOp"),
+    "fapi2-security-profile-final-client-test-rs-dpop-auth-scheme-case-insensitivity": fapi(lowercase_challenge=True),
     "fapi2-security-profile-final-client-test-es256": fapi(algorithm="ES256"),
     # RAR (RFC 9396): authorization_details in the request, by value and pushed, and granted back
     "rar-authorization-details": Module(),
@@ -191,15 +191,15 @@ MODULES = {
     "jar-request-object-through-par": fapi(jar=True),
     "jar-request-object-algorithm-not-supported": fapi(jar=True, request_object_algs=("PS256",)),
     # JARM: signed authorization responses (response_mode=jwt), good and spoiled rule by rule
-    "jarm-happy-path": fapi(jarm={}),
-    "jarm-invalid-iss": fapi(jarm={"claims": {"iss": "https://other.example.com"}}),
-    "jarm-without-iss": fapi(jarm={"drop": ("iss",)}),
-    "jarm-invalid-aud": fapi(jarm={"claims": {"aud": "another-client"}}),
-    "jarm-without-aud": fapi(jarm={"drop": ("aud",)}),
-    "jarm-expired-exp": fapi(jarm={"claims": {"exp": lambda run: int(time.time()) - 3600}}),
-    "jarm-without-exp": fapi(jarm={"drop": ("exp",)}),
-    "jarm-invalid-sig": fapi(jarm={"bad_signature": True}),
-    "jarm-alg-none": fapi(jarm={"none": True}),
+    "fapi2-security-profile-final-client-test-happy-path-jarm": fapi(jarm={}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-iss-fails": fapi(jarm={"claims": {"iss": "https://other.example.com"}}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-without-iss-fails": fapi(jarm={"drop": ("iss",)}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-aud-fails": fapi(jarm={"claims": {"aud": "another-client"}}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-without-aud-fails": fapi(jarm={"drop": ("aud",)}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-with-expired-exp-fails": fapi(jarm={"claims": {"exp": lambda run: int(time.time()) - 3600}}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-without-exp-fails": fapi(jarm={"drop": ("exp",)}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-sig-fails": fapi(jarm={"bad_signature": True}),
+    "fapi2-security-profile-final-client-test-ensure-jarm-signature-is-not-none": fapi(jarm={"none": True}),
     # Key types beyond the plans' RS256
     "oidcc-client-test-idtoken-sig-es256": Module(algorithm="ES256"),
     "oidcc-client-test-idtoken-sig-ps256": Module(algorithm="PS256"),
@@ -531,6 +531,9 @@ class Provider(CheckLog):
         if entry is None or scheme.lower() != "dpop" or entry["jkt"] is None:
             self.check("resource-dpop-scheme", entry is None, f"scheme {scheme}")
             return refuse("invalid_token", "a DPoP-bound access token is required")
+        # Accepted in any casing, as RFC 9110 asks of a server; a client writes RFC 9449's spelling
+        # whatever token_type said (token-type-case-insensitivity sends "dpOp").
+        self.check("resource-dpop-scheme-spelling", scheme == "DPoP", "the scheme spelled DPoP", scheme=scheme)
         try:
             jkt, claims = verify_dpop_proof(request.header("DPoP"), "GET", f"{self.issuer}/resource", access_token=token)
         except ProofError as error:

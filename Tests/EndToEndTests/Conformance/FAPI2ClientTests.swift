@@ -164,8 +164,8 @@ struct FAPI2ClientTests {
         try await refuses("fapi2-security-profile-final-client-test-invalid-missing-iss", for: .issuer)
     }
 
-    @Test func fapi2SecurityProfileFinalClientTestIdTokenAudAsArray() async throws {
-        try await accepts("fapi2-security-profile-final-client-test-id-token-aud-as-array")
+    @Test func fapi2SecurityProfileFinalClientTestValidAudAsArray() async throws {
+        try await accepts("fapi2-security-profile-final-client-test-valid-aud-as-array")
     }
 
     @Test func fapi2SecurityProfileFinalClientTestInvalidNonce() async throws {
@@ -181,9 +181,9 @@ struct FAPI2ClientTests {
             "fapi2-security-profile-final-client-test-invalid-authorization-response-iss", with: .issuerMismatch)
     }
 
-    @Test func fapi2SecurityProfileFinalClientTestRemovedAuthorizationResponseIss() async throws {
+    @Test func fapi2SecurityProfileFinalClientTestRemoveAuthorizationResponseIss() async throws {
         try await refusesTheResponse(
-            "fapi2-security-profile-final-client-test-removed-authorization-response-iss", with: .issuerMismatch)
+            "fapi2-security-profile-final-client-test-remove-authorization-response-iss", with: .issuerMismatch)
     }
 
     /// The loopback receiver answers a redirect without the request's state with an error page and
@@ -199,16 +199,16 @@ struct FAPI2ClientTests {
         try await refusesTheResponse(module, with: .timedOut)
     }
 
-    @Test func fapi2SecurityProfileFinalClientTestNoExpiresIn() async throws {
-        try await accepts("fapi2-security-profile-final-client-test-no-expires-in")
+    @Test func fapi2SecurityProfileFinalClientTestTokenEndpointResponseWithoutExpiresIn() async throws {
+        try await accepts("fapi2-security-profile-final-client-test-token-endpoint-response-without-expires_in")
     }
 
     @Test func fapi2SecurityProfileFinalClientTestTokenTypeCaseInsensitivity() async throws {
         try await accepts("fapi2-security-profile-final-client-test-token-type-case-insensitivity")
     }
 
-    @Test func fapi2SecurityProfileFinalClientTestDpopSchemeCaseInsensitivity() async throws {
-        try await accepts("fapi2-security-profile-final-client-test-dpop-scheme-case-insensitivity")
+    @Test func fapi2SecurityProfileFinalClientTestRsDpopAuthSchemeCaseInsensitivity() async throws {
+        try await accepts("fapi2-security-profile-final-client-test-rs-dpop-auth-scheme-case-insensitivity")
     }
 
     /// RAR through PAR: the pushed request carries `authorization_details`; the grant comes back.
@@ -264,7 +264,7 @@ struct FAPI2ClientTests {
     // MARK: JARM (signed authorization responses)
 
     @Test func jarmHappyPath() async throws {
-        let client = try await signIn("jarm-happy-path", signedResponses: true)
+        let client = try await signIn("fapi2-security-profile-final-client-test-happy-path-jarm", signedResponses: true)
         #expect(try client.session.get().claims.subject == "user-1")
         let checks = try await ConformanceProvider.checks(of: client.run)
         #expect(checks.contains { $0.id == "jarm-requested" && $0.status == "SUCCESS" })
@@ -274,14 +274,17 @@ struct FAPI2ClientTests {
     /// Each spoiled response is refused for its rule before anything in it is used: the code is
     /// never redeemed.
     @Test(arguments: [
-        ("jarm-invalid-iss", SignedAuthorizationResponseError.Rule.issuer),
-        ("jarm-without-iss", .issuer),
-        ("jarm-invalid-aud", .audience),
-        ("jarm-without-aud", .audience),
-        ("jarm-expired-exp", .expired),
-        ("jarm-without-exp", .expired),
-        ("jarm-invalid-sig", .signature),
-        ("jarm-alg-none", .algorithm),
+        (
+            "fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-iss-fails",
+            SignedAuthorizationResponseError.Rule.issuer
+        ),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-without-iss-fails", .issuer),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-aud-fails", .audience),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-without-aud-fails", .audience),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-with-expired-exp-fails", .expired),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-without-exp-fails", .expired),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-sig-fails", .signature),
+        ("fapi2-security-profile-final-client-test-ensure-jarm-signature-is-not-none", .algorithm),
     ])
     func jarmRefusal(module: String, rule: SignedAuthorizationResponseError.Rule) async throws {
         let client = try await signIn(module, signedResponses: true)
@@ -302,7 +305,9 @@ struct FAPI2ClientTests {
     /// `form_post.jwt`: the provider answers with a page that posts the signed response to the
     /// loopback receiver, which accepts that `POST` because this flow asked for it.
     @Test func jarmFormPostJWT() async throws {
-        let client = try await signIn("jarm-happy-path", signedResponses: true, responseMode: .formPostJWT)
+        let client = try await signIn(
+            "fapi2-security-profile-final-client-test-happy-path-jarm", signedResponses: true,
+            responseMode: .formPostJWT)
         #expect(try client.session.get().claims.subject == "user-1")
         let checks = try await ConformanceProvider.checks(of: client.run)
         #expect(checks.contains { $0.id == "jarm-requested" && $0.status == "SUCCESS" })
@@ -311,7 +316,10 @@ struct FAPI2ClientTests {
 
     /// A spoiled response posted as a form is refused for its rule like one in the query.
     @Test(arguments: [
-        ("jarm-invalid-sig", SignedAuthorizationResponseError.Rule.signature), ("jarm-invalid-aud", .audience),
+        (
+            "fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-sig-fails",
+            SignedAuthorizationResponseError.Rule.signature
+        ), ("fapi2-security-profile-final-client-test-ensure-jarm-with-invalid-aud-fails", .audience),
     ])
     func jarmFormPostJWTRefusal(module: String, rule: SignedAuthorizationResponseError.Rule) async throws {
         let client = try await signIn(module, signedResponses: true, responseMode: .formPostJWT)
@@ -333,7 +341,8 @@ struct FAPI2ClientTests {
         }
         agentBox.withLock { $0 = agent }
         let client = try await signIn(
-            "jarm-happy-path", signedResponses: true, responseMode: .fragmentJWT, userAgent: agent,
+            "fapi2-security-profile-final-client-test-happy-path-jarm", signedResponses: true,
+            responseMode: .fragmentJWT, userAgent: agent,
             redirectURI: URL(string: "com.example.app:/oauth")!)
         #expect(try client.session.get().claims.subject == "user-1")
         #expect(!(try await ConformanceProvider.checks(of: client.run)).contains { $0.status == "FAILURE" })
@@ -342,7 +351,9 @@ struct FAPI2ClientTests {
     /// The loopback receiver cannot see a fragment: asking for `fragment.jwt` through it is refused
     /// before the request is pushed.
     @Test func jarmFragmentJWTIsRefusedByTheLoopbackReceiver() async throws {
-        let client = try await signIn("jarm-happy-path", signedResponses: true, responseMode: .fragmentJWT)
+        let client = try await signIn(
+            "fapi2-security-profile-final-client-test-happy-path-jarm", signedResponses: true,
+            responseMode: .fragmentJWT)
         #expect(throws: CodeFlowError.self) { try client.session.get() }
         if case .failure(let error as CodeFlowError) = client.session {
             #expect(error.code == .invalidConfiguration, "\(error)")

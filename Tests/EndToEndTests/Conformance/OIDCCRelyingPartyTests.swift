@@ -334,7 +334,7 @@ struct OIDCCRelyingPartyTests {
 
     /// A logout redirect with another state (or none) is not taken for the logout's answer; the
     /// local session is gone all the same.
-    @Test(arguments: ["oidcc-client-test-rp-init-logout-invalid-state", "oidcc-client-test-rp-init-logout-no-state"])
+    @Test(arguments: ["oidcc-client-test-rp-init-logout-other-state", "oidcc-client-test-rp-init-logout-no-state"])
     func oidccClientTestRpInitLogoutWithoutItsState(module: String) async throws {
         let (_, result, authenticator) = try await logout(module)
         #expect(throws: (any Error).self) { try result.get() }
