@@ -284,6 +284,7 @@ let package = Package(
                 "OpenIDConnect", "DPoP", "ResourceDiscovery", "mcp-client-example",
                 "PostgresTokenStore", "MCPAuthentication", "ReadmeSnippets",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(

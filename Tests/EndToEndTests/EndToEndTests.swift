@@ -190,8 +190,10 @@ struct EndToEndTests {
     }
 
     @Test func deviceAuthorizationExpired() async throws {
-        // 4 s: time for at least one poll (every second) on a busy machine before the code expires.
-        let client = try await Server.makeClient(deviceCodeLifetime: 4)
+        // 10 s: the client stops polling at the code's expiry without asking (its own deadline), so
+        // a loaded machine must still get its first poll (due after 1 s) out before then; 4 s failed
+        // once in four full runs under load.
+        let client = try await Server.makeClient(deviceCodeLifetime: 10)
         let flow = try await deviceFlow(client, decision: nil)
         let error = await #expect(throws: OAuthError.self) {
             try await flow.obtainToken(for: AuthenticationContext(transport: URLSessionTransport.shared))

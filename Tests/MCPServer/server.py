@@ -19,6 +19,7 @@ Usage: server.py PORT [--access-token-lifetime SECONDS]
 """
 
 import argparse
+import hashlib
 import os
 import secrets
 import time
@@ -55,6 +56,7 @@ class TestProvider:
         self.refresh_tokens: dict[str, RefreshToken] = {}
         self.rotated: set[str] = set()
         self.stats: Counter = Counter()
+        self.token_log: dict[str, dict] = {}
 
     def name_of(self, client_id: str) -> str:
         client = self.clients.get(client_id)
@@ -91,6 +93,12 @@ class TestProvider:
 
     def issue(self, client_id: str, scopes: list[str], resource: str | None, refresh: str | None) -> OAuthToken:
         access = secrets.token_urlsafe(32)
+        # The server's own record of the token (by its SHA-256, no secret): whom it was issued to,
+        # when it expires, and how each presentation of it went. Tests judge timing from this.
+        self.token_log[hashlib.sha256(access.encode()).hexdigest()] = {
+            "client": self.name_of(client_id), "expires_at": int(time.time()) + self.lifetime,
+            "accepted": 0, "refused_expired": 0,
+        }
         self.access_tokens[access] = AccessToken(
             token=access,
             client_id=client_id,
@@ -131,8 +139,13 @@ class TestProvider:
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         access = self.access_tokens.get(token)
+        record = self.token_log.get(hashlib.sha256(token.encode()).hexdigest())
         if access is None or (access.expires_at and access.expires_at < time.time()):
+            if record is not None:
+                record["refused_expired"] += 1
             return None
+        if record is not None:
+            record["accepted"] += 1
         return access
 
     async def revoke_token(self, token) -> None:
@@ -179,6 +192,11 @@ def main() -> None:
     @server.custom_route("/test/stats", methods=["GET"])
     async def stats(request: Request):
         return JSONResponse(dict(provider.stats))
+
+    @server.custom_route("/test/token/{digest}", methods=["GET"])
+    async def token_record(request: Request):
+        record = provider.token_log.get(request.path_params["digest"])
+        return JSONResponse(record, status_code=200) if record else JSONResponse({"error": "unknown"}, status_code=404)
 
     # JSON responses: the Swift SDK's HTTP transport reads server-sent events only where
     # URLSession streams bytes (Apple platforms), not on Linux.

@@ -1,4 +1,5 @@
 import AuthenticatedRequests
+import Crypto
 import Foundation
 import TestSupport
 import Testing
@@ -17,6 +18,24 @@ enum TestMCPServer {
 
     static var endpoint: URL {
         get throws { try #require(url, notRunReason) }
+    }
+
+    /// The server's record of an access token it issued (found by the token's SHA-256): the client
+    /// name it was issued to, when it expires (seconds since 1970, the server's clock, which is this
+    /// machine's), and how many presentations it accepted or refused as expired.
+    struct TokenRecord: Decodable {
+        let client: String
+        let expires_at: Int
+        let accepted: Int
+        let refused_expired: Int
+    }
+
+    static func tokenRecord(_ token: String) async throws -> TokenRecord {
+        let digest = SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        let url = try #require(URL(string: "/test/token/\(digest)", relativeTo: try endpoint))
+        let (data, response) = try await URLSession.shared.data(from: url)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200, "the server issued this token")
+        return try JSONDecoder().decode(TokenRecord.self, from: data)
     }
 
     /// The server's counts: registrations, authorizations, code exchanges and refreshes, also
@@ -183,9 +202,17 @@ struct AuthreqMCPEndToEndTests {
         #expect(login.status == 0, "\(login.stderr)")
         #expect(try await TestMCPServer.stats()["authorize:\(name)"] == 1)
 
-        // A new process prints the stored token; the MCP endpoint accepts it.
+        // A new process prints the stored token (refreshed first when it had expired).
         let token = try await tool.run(["token", "--profile", "mcp"])
+        let printedAt = Date()
         #expect(token.status == 0, "\(token.stderr)")
+        let printed = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The server's own record of that token: issued to this client, valid when it was printed.
+        // Tokens live 4 s here, so the timing is judged from the server's record, not from how fast
+        // a loaded machine gets to the next request.
+        let record = try await TestMCPServer.tokenRecord(printed)
+        #expect(record.client == name, "a token the server issued to this client")
+        #expect(Double(record.expires_at) >= printedAt.timeIntervalSince1970.rounded(.down), "valid when printed")
         var request = URLRequest(url: server)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -196,8 +223,17 @@ struct AuthreqMCPEndToEndTests {
         request.httpBody = Data(
             #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"authreq-test","version":"1"}}}"#
                 .utf8)
+        let sentAt = Date()
         let (data, response) = try await URLSession.shared.data(for: request)
-        #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: data, as: UTF8.self))")
-        #expect(String(decoding: data, as: UTF8.self).contains("serverInfo"))
+        let after = try await TestMCPServer.tokenRecord(printed)
+        if Double(after.expires_at) > sentAt.timeIntervalSince1970 + 1 {
+            // Sent with time to spare: the MCP endpoint accepts it.
+            #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: data, as: UTF8.self))")
+            #expect(String(decoding: data, as: UTF8.self).contains("serverInfo"))
+            #expect(after.accepted >= 1)
+        } else {
+            // The machine was slower than the token's 4 s life: the server's log must say so.
+            #expect(after.accepted >= 1 || after.refused_expired >= 1, "the endpoint saw the printed token")
+        }
     }
 }
