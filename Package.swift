@@ -167,12 +167,14 @@ let package = Package(
             dependencies: ["CodeFlowOAuth"],
             path: "Sources/authreq-example"
         ),
-        // The README's snippets, compiled with everything else so that they stay true.
+        // The README's and the DocC articles' snippets, compiled with everything else so that they
+        // stay true (Scripts/check-readme: every block is byte-identical to one of these files).
         .target(
             name: "ReadmeSnippets",
             dependencies: [
                 "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect", "DPoP",
-                "AsyncHTTPClientTransport", "MCPAuthentication",
+                "AsyncHTTPClientTransport", "MCPAuthentication", "ResourceDiscovery", "AuthenticatedRequestsLogging",
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(
