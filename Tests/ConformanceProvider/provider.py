@@ -36,7 +36,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
-from loopback import CheckLog, Listener, b64url, form_post, json_reply, parse_basic, redirect, serve_control  # noqa: E402
+from loopback import CheckLog, Listener, Reply, b64url, form_post, json_reply, parse_basic, redirect, serve_control  # noqa: E402
 
 AS_NONCE, RS_NONCE = "provider-dpop-nonce", "resource-dpop-nonce"
 
@@ -59,6 +59,9 @@ class Key:
         self.jwk.update(use="sig", alg=algorithm)
         if kid is not None:
             self.jwk["kid"] = kid
+
+
+CLAIMS_ACCESS_TOKEN = "claims-source-token-5b1c"
 
 
 def spoiled_signature(token):
@@ -104,6 +107,12 @@ class Module:
     # JARM: how the signed authorization response is spoiled ({} for a good one): "claims" to
     # replace, "drop" to remove, "bad_signature", "none".
     jarm: object = None
+    # Signed UserInfo (Core §5.3.2), spoiled the same way ({} for a good one).
+    userinfo_signed: object = None
+    # Claims held elsewhere (Core §5.6.2): "aggregated" (a JWT inside UserInfo) or "distributed"
+    # (a claims endpoint, read with its own access token); `claims_source_spoil` spoils its JWT.
+    claims_source: object = None
+    claims_source_spoil: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.advertised = self.advertised or self.algorithm
@@ -134,6 +143,16 @@ MODULES = {
     "oidcc-client-test-nonce-invalid": Module(claims={"nonce": "not-the-request-nonce"}),
     "oidcc-client-test-scope-userinfo-claims": Module(),
     "oidcc-client-test-client-secret-basic": Module(),
+    # RP Dynamic's UserInfo modules, and the project's own refusals of them
+    "oidcc-client-test-userinfo-signed": Module(userinfo_signed={}),
+    "authreq-userinfo-signed-bad-signature": Module(userinfo_signed={"bad_signature": True}),
+    "authreq-userinfo-signed-other-aud": Module(userinfo_signed={"claims": {"aud": "another-client"}}),
+    "authreq-userinfo-signed-other-iss": Module(userinfo_signed={"claims": {"iss": "https://other.example.com"}}),
+    "authreq-userinfo-signed-alg-none": Module(userinfo_signed={"none": True}),
+    "oidcc-client-test-aggregated-claims": Module(claims_source="aggregated"),
+    "oidcc-client-test-distributed-claims": Module(claims_source="distributed"),
+    "authreq-distributed-claims-bad-signature": Module(claims_source="distributed", claims_source_spoil={"bad_signature": True}),
+    "authreq-distributed-claims-other-subject": Module(claims_source="distributed", claims_source_spoil={"claims": {"sub": "another-user"}}),
     # RP Config
     "oidcc-client-test-discovery-openid-config": Module(),
     "oidcc-client-test-discovery-jwks-uri-keys": Module(algorithm="ES256"),
@@ -246,6 +265,7 @@ class Provider(CheckLog):
             ("POST", "/par"): self.par,
             ("GET", "/resource"): self.resource,
             ("GET", "/logout"): self.logout,
+            ("GET", "/claims"): self.claims_endpoint,
         }
         route = routes.get((request.method, request.path))
         return route(request) if route else None
@@ -269,6 +289,8 @@ class Provider(CheckLog):
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "end_session_endpoint": f"{self.issuer}/logout",
         }
+        if self.module.userinfo_signed is not None:
+            document["userinfo_signing_alg_values_supported"] = [algorithm]
         if self.module.fapi:
             document.update(
                 pushed_authorization_request_endpoint=f"{self.issuer}/par",
@@ -515,7 +537,43 @@ class Provider(CheckLog):
             claims["name"] = USER["name"]
         if "email" in entry["scope"]:
             claims.update(email=USER["email"], email_verified=USER["email_verified"])
-        return json_reply(200, claims)
+        if self.module.claims_source == "aggregated":
+            claims["_claim_names"] = {"address": "src1"}
+            claims["_claim_sources"] = {"src1": {"JWT": self.claims_jwt({"address": {"country": "France"}})}}
+        elif self.module.claims_source == "distributed":
+            claims["_claim_names"] = {"credit_score": "src1"}
+            claims["_claim_sources"] = {
+                "src1": {"endpoint": f"{self.issuer}/claims", "access_token": CLAIMS_ACCESS_TOKEN}
+            }
+        spoil = self.module.userinfo_signed
+        if spoil is None:
+            return json_reply(200, claims)
+        self.check("userinfo-signed", "SUCCESS", "a signed UserInfo response")
+        claims.update(iss=self.issuer, aud=self.client_id)
+        claims.update({k: (v(self) if callable(v) else v) for k, v in spoil.get("claims", {}).items()})
+        return Reply(200, self.sign(claims, spoil).encode(), [("Content-Type", "application/jwt")])
+
+    def sign(self, claims, spoil):
+        """`claims` as a JWT signed with the provider's key, spoiled as `spoil` says."""
+        if spoil.get("none") or self.key is None:
+            return jwt.encode(claims, None, algorithm="none")
+        headers = {"kid": self.key.kid} if self.key.kid else {}
+        token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
+        return spoiled_signature(token) if spoil.get("bad_signature") else token
+
+    def claims_jwt(self, claims):
+        """The claims of an aggregated or distributed source, signed by this provider as claims provider."""
+        spoil = self.module.claims_source_spoil
+        claims = {"iss": self.issuer, "sub": SUBJECT, **claims, **spoil.get("claims", {})}
+        return self.sign(claims, spoil)
+
+    def claims_endpoint(self, request):
+        """A distributed claims endpoint (Core §5.6.2): its own access token, a JWT back."""
+        ok = request.header("Authorization") == f"Bearer {CLAIMS_ACCESS_TOKEN}"
+        self.check("claims-endpoint-bearer", ok, "the source's access token as a bearer token")
+        if not ok:
+            return json_reply(401, {"error": "invalid_token"})
+        return Reply(200, self.claims_jwt({"credit_score": 650}).encode(), [("Content-Type", "application/jwt")])
 
     def resource(self, request):
         """A FAPI resource: a DPoP-bound token with its proof, and a nonce when the module asks."""

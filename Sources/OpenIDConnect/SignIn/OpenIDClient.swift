@@ -38,7 +38,7 @@ public struct OpenIDClient: Sendable {
     /// it configures, so the transport is set once, on the authenticator.
     public let context: AuthenticationContext
     /// Whether ``context`` was given, rather than the default.
-    private let hasOwnContext: Bool
+    let hasOwnContext: Bool
     /// Validates ID tokens for this client.
     public let validator: IDTokenValidator
 
@@ -164,34 +164,6 @@ public struct OpenIDClient: Sendable {
     ) async throws -> OAuthAuthenticator? {
         try await OAuthAuthenticator.restore(
             flow: try sessionFlow(account: account), store: store, configuration: configuration)
-    }
-
-    // MARK: UserInfo
-
-    /// The UserInfo claims of the signed-in user (Core §5.3), fetched with the session's access
-    /// token (refreshed if needed); refused unless their `sub` is the ID token's.
-    public func userInfo(using authenticator: OAuthAuthenticator) async throws -> [String: JSONValue] {
-        guard let endpoint = provider.userInfoEndpoint else {
-            throw OpenIDConnectError(.missingEndpoint, "The provider has no userinfo_endpoint.")
-        }
-        guard let subject = try await authenticator.currentCredential()?.idTokenClaims?.subject else {
-            throw OpenIDConnectError(.noIDToken, "The session has no ID token to compare UserInfo's sub with.")
-        }
-        var request = URLRequest(url: endpoint)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (body, response) = try await authenticator.send(request, over: context.transport)
-        guard (200..<300).contains(response.statusCode) else {
-            throw OpenIDConnectError(.userInfoFailed, "UserInfo answered \(response.statusCode).")
-        }
-        guard body.count <= 1 << 20, let claims = try? JSONValue(parsing: body).objectValue else {
-            throw OpenIDConnectError(
-                .userInfoFailed, "The UserInfo response is not a JSON object (signed responses are not supported).")
-        }
-        guard let received = claims["sub"]?.stringValue, received == subject else {
-            throw OpenIDConnectError(
-                .subjectMismatch, "UserInfo's sub is not the ID token's; the response was refused.")
-        }
-        return claims
     }
 
     // MARK: Sign-out

@@ -7,9 +7,16 @@ public struct OpenIDConnectError: Error, CustomStringConvertible {
         /// The provider lacks the endpoint the step needs (`userinfo_endpoint`,
         /// `end_session_endpoint`).
         public static let missingEndpoint = Code("missing endpoint")
-        /// The UserInfo response is not a JSON object (signed or encrypted UserInfo responses
-        /// are not supported), or its status is an error.
+        /// The UserInfo response is neither a JSON object nor a signed JWT (encrypted UserInfo
+        /// responses are not supported), is too large, or its status is an error.
         public static let userInfoFailed = Code("userinfo failed")
+        /// A signed UserInfo response failed a check of Core §5.3.2: its signature (with the
+        /// provider's keys and an advertised algorithm), its `iss` or its `aud`. Nothing of it was used.
+        public static let untrustedUserInfo = Code("untrusted userinfo")
+        /// An aggregated or distributed claim source (Core §5.6.2) could not be read or trusted:
+        /// the endpoint failed, its JWT does not verify with its issuer's keys, it is about
+        /// another subject, or it lacks a claim UserInfo points to it for. No claim of it was used.
+        public static let claimSourceFailed = Code("claim source failed")
         /// The UserInfo `sub` is not the ID token's (Core §5.3.2): the response was refused.
         public static let subjectMismatch = Code("subject mismatch")
         /// The session has no ID token (it did not sign in with OpenID Connect).

@@ -85,6 +85,7 @@ struct OIDCCRelyingPartyTests {
     typealias Run = ConformanceProvider.Run
 
     struct Outcome {
+        var run: Run? = nil
         let oidc: OpenIDClient
         let authenticator: OAuthAuthenticator
         let store: InMemoryTokenStore
@@ -114,7 +115,8 @@ struct OIDCCRelyingPartyTests {
         async throws -> Outcome
     {
         let run = try await ConformanceProvider.start(module)
-        let outcome = try await signIn(run, scope: scope)
+        var outcome = try await signIn(run, scope: scope)
+        outcome.run = run
         let session = try outcome.session.get()
         #expect(session.claims.subject == "user-1", sourceLocation: sourceLocation)
         try await expectNoFailedCheck(run, sourceLocation: sourceLocation)
@@ -220,6 +222,53 @@ struct OIDCCRelyingPartyTests {
         let checks = try await ConformanceProvider.checks(of: run)
         #expect(checks.contains { $0.id == "client-secret-basic" && $0.status == "SUCCESS" })
         try await expectNoFailedCheck(run, sourceLocation: #_sourceLocation)
+    }
+
+    // MARK: UserInfo: signed replies and claims held elsewhere (Core §5.3.2, §5.6.2)
+
+    @Test func oidccClientTestUserinfoSigned() async throws {
+        let outcome = try await accepts("oidcc-client-test-userinfo-signed", scope: "openid profile email")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["sub"] == .string("user-1"))
+        #expect(info["email"] == .string("ada@example.com"))
+        let checks = try await ConformanceProvider.checks(of: try #require(outcome.run))
+        #expect(checks.contains { $0.id == "userinfo-signed" }, "the reply was a signed JWT")
+    }
+
+    @Test(arguments: [
+        "authreq-userinfo-signed-bad-signature", "authreq-userinfo-signed-other-aud",
+        "authreq-userinfo-signed-other-iss", "authreq-userinfo-signed-alg-none",
+    ])
+    func aSignedUserInfoThatFailsACheckIsRefused(module: String) async throws {
+        let outcome = try await accepts(module)
+        let error = await #expect(throws: OpenIDConnectError.self) {
+            _ = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        }
+        #expect(error?.code == .untrustedUserInfo, "\(String(describing: error))")
+    }
+
+    @Test func oidccClientTestAggregatedClaims() async throws {
+        let outcome = try await accepts("oidcc-client-test-aggregated-claims")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["address"]?.objectValue?["country"] == .string("France"), "the aggregated claim, verified")
+        #expect(info["_claim_names"] == nil && info["_claim_sources"] == nil, "the pointers are resolved")
+    }
+
+    @Test func oidccClientTestDistributedClaims() async throws {
+        let outcome = try await accepts("oidcc-client-test-distributed-claims")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["credit_score"] == .number(650), "fetched from the claims endpoint, verified")
+        let checks = try await ConformanceProvider.checks(of: try #require(outcome.run))
+        #expect(checks.contains { $0.id == "claims-endpoint-bearer" && $0.status == "SUCCESS" })
+    }
+
+    @Test(arguments: ["authreq-distributed-claims-bad-signature", "authreq-distributed-claims-other-subject"])
+    func aClaimSourceThatCannotBeTrustedGivesNoClaim(module: String) async throws {
+        let outcome = try await accepts(module)
+        let error = await #expect(throws: OpenIDConnectError.self) {
+            _ = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        }
+        #expect(error?.code == .claimSourceFailed, "\(String(describing: error))")
     }
 
     // MARK: RP Config

@@ -1,0 +1,245 @@
+import AuthenticatedRequests
+import Foundation
+import JWTKit
+import OAuthFlows
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// UserInfo (OpenID Connect Core §5.3): plain or signed replies, and the claims they point to
+// elsewhere (§5.6.2: aggregated and distributed claims).
+extension OpenIDClient {
+    /// The most claim sources one UserInfo reply may name that are resolved.
+    static var maximumClaimSources: Int { 8 }
+
+    /// The UserInfo claims of the signed-in user (Core §5.3), fetched with the session's access
+    /// token (refreshed if needed), with the claims of their aggregated and distributed sources
+    /// (Core §5.6.2) in place.
+    ///
+    /// Rule by rule, in the order of Core §5.3.2 and §5.6.2:
+    /// 1. A signed reply (`application/jwt`) is verified with the provider's keys, with an
+    ///    algorithm it advertises (`userinfo_signing_alg_values_supported`; never `none` or an
+    ///    HMAC); its `iss` must be the provider's issuer and its `aud` name the client. An
+    ///    encrypted reply is refused (not supported).
+    /// 2. The `sub` must be the ID token's.
+    /// 3. Each source of `_claim_sources` (at most 8): an aggregated one's `JWT`, or what a
+    ///    distributed one's `endpoint` returns (fetched with its `access_token` as a bearer token,
+    ///    https or loopback only, no redirect, 1 MiB, the context's deadline), is a JWT verified
+    ///    with the keys of its `iss` (the provider's, or those of the claims provider its
+    ///    OpenID discovery names); a `sub` it carries must be the user's. The claims that
+    ///    `_claim_names` maps to that source replace the pointers.
+    ///
+    /// - Throws: ``OpenIDConnectError``: ``OpenIDConnectError/Code/userInfoFailed`` (an error
+    ///   status, a reply that is neither JSON nor a JWS), ``OpenIDConnectError/Code/untrustedUserInfo``
+    ///   (a signature, `iss` or `aud` that fails), ``OpenIDConnectError/Code/subjectMismatch``,
+    ///   ``OpenIDConnectError/Code/claimSourceFailed`` (a claim source that could not be read or
+    ///   trusted; no claim of it is used).
+    public func userInfo(using authenticator: OAuthAuthenticator) async throws -> [String: JSONValue] {
+        guard let endpoint = provider.userInfoEndpoint else {
+            throw OpenIDConnectError(.missingEndpoint, "The provider has no userinfo_endpoint.")
+        }
+        guard let subject = try await authenticator.currentCredential()?.idTokenClaims?.subject else {
+            throw OpenIDConnectError(.noIDToken, "The session has no ID token to compare UserInfo's sub with.")
+        }
+        // The client's own context, else the authenticator's: the transport is set once.
+        let context = hasOwnContext ? self.context : authenticator.context
+        var request = URLRequest(url: endpoint)
+        request.setValue("application/json, application/jwt", forHTTPHeaderField: "Accept")
+        let (body, response) = try await authenticator.send(request, over: context.transport)
+        guard (200..<300).contains(response.statusCode) else {
+            throw OpenIDConnectError(.userInfoFailed, "UserInfo answered \(response.statusCode).")
+        }
+        guard body.count <= 1 << 20 else {
+            throw OpenIDConnectError(.userInfoFailed, "The UserInfo response is larger than 1 MiB.")
+        }
+        let claims: [String: JSONValue]
+        if Self.isJWT(response) {
+            claims = try await signedUserInfoClaims(String(decoding: body, as: UTF8.self))
+        } else {
+            guard let object = try? JSONValue(parsing: body).objectValue else {
+                throw OpenIDConnectError(.userInfoFailed, "The UserInfo response is not a JSON object.")
+            }
+            claims = object
+        }
+        guard let received = claims["sub"]?.stringValue, received == subject else {
+            throw OpenIDConnectError(
+                .subjectMismatch, "UserInfo's sub is not the ID token's; the response was refused.")
+        }
+        return try await resolvingClaimSources(of: claims, subject: subject, context: context)
+    }
+
+    /// Whether `response` is `application/jwt` (parameters aside).
+    static func isJWT(_ response: HTTPURLResponse) -> Bool {
+        let type = response.value(forHTTPHeaderField: "Content-Type") ?? ""
+        return type.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased() == "application/jwt"
+        } ?? false
+    }
+
+    /// The claims of a signed UserInfo reply, after Core §5.3.2's checks.
+    func signedUserInfoClaims(_ reply: String) async throws -> [String: JSONValue] {
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(reply.trimmingCharacters(in: .whitespacesAndNewlines))
+        } catch {
+            throw OpenIDConnectError(
+                .userInfoFailed,
+                "The signed UserInfo response is not a JWS in compact form (encrypted ones are not supported).")
+        }
+        let advertised =
+            provider.metadata.fields["userinfo_signing_alg_values_supported"]?.arrayValue?.compactMap(\.stringValue)
+            ?? []
+        try await verify(jws, with: provider.keys, algorithms: advertised, what: "The signed UserInfo response")
+        guard jws.claims["iss"]?.stringValue == provider.issuer else {
+            throw OpenIDConnectError(
+                .untrustedUserInfo, "The signed UserInfo response's iss is not the provider's issuer.")
+        }
+        guard Self.audiences(of: jws.claims).contains(client.clientID) else {
+            throw OpenIDConnectError(
+                .untrustedUserInfo, "The signed UserInfo response's aud does not name this client.")
+        }
+        return jws.claims
+    }
+
+    /// Verifies `jws`'s signature with `keys`, with one of `algorithms` (RS256, PS256 and ES256
+    /// when none is advertised; never `none` or an HMAC).
+    func verify(_ jws: CompactJWS, with keys: JSONWebKeySet, algorithms: [String], what: String) async throws {
+        let allowed = (algorithms.isEmpty ? ["RS256", "PS256", "ES256"] : algorithms)
+            .filter { $0.lowercased() != "none" && !$0.hasPrefix("HS") }
+        guard let algorithm = jws.algorithm, allowed.contains(algorithm) else {
+            throw OpenIDConnectError(
+                .untrustedUserInfo,
+                "\(what) is signed with \(jws.algorithm ?? "no algorithm"); the client accepts "
+                    + "\(allowed.joined(separator: ", ")).")
+        }
+        let verifier: any JWTAlgorithm
+        do {
+            verifier = try await keys.verifier(keyID: jws.keyID, algorithm: algorithm)
+        } catch {
+            throw OpenIDConnectError(.untrustedUserInfo, "No key fits \(what.lowercased()): \(error)")
+        }
+        guard (try? verifier.verify(jws.signature, signs: jws.signingInput)) == true else {
+            throw OpenIDConnectError(.untrustedUserInfo, "\(what)'s signature does not verify.")
+        }
+    }
+
+    static func audiences(of claims: [String: JSONValue]) -> [String] {
+        switch claims["aud"] {
+        case .string(let audience)?: [audience]
+        case .array(let values)?: values.compactMap(\.stringValue)
+        default: []
+        }
+    }
+
+    // MARK: Aggregated and distributed claims (Core §5.6.2)
+
+    /// `claims` with the claims of each source that `_claim_names` points to in place; the
+    /// pointers of the resolved sources removed.
+    func resolvingClaimSources(
+        of claims: [String: JSONValue], subject: String, context: AuthenticationContext
+    ) async throws -> [String: JSONValue] {
+        guard case .object(let names)? = claims["_claim_names"], case .object(let sources)? = claims["_claim_sources"]
+        else { return claims }
+        let used = Set(names.values.compactMap(\.stringValue))
+        guard used.count <= Self.maximumClaimSources else {
+            throw OpenIDConnectError(
+                .claimSourceFailed,
+                "UserInfo names \(used.count) claim sources; at most \(Self.maximumClaimSources) are read.")
+        }
+        var resolved = claims
+        var remainingSources = sources
+        for source in used.sorted() {
+            guard case .object(let description)? = sources[source] else {
+                throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(source)' is not described.")
+            }
+            let sourceClaims = try await self.claims(
+                of: source, description: description, subject: subject, context: context)
+            for (claim, name) in names where name.stringValue == source {
+                guard let value = sourceClaims[claim] else {
+                    throw OpenIDConnectError(
+                        .claimSourceFailed, "The claim source '\(source)' does not hold the claim '\(claim)'.")
+                }
+                resolved[claim] = value
+            }
+            remainingSources[source] = nil
+        }
+        let remainingNames = names.filter { name in name.value.stringValue.map { !used.contains($0) } ?? true }
+        resolved["_claim_names"] = remainingNames.isEmpty ? nil : .object(remainingNames)
+        resolved["_claim_sources"] = remainingSources.isEmpty ? nil : .object(remainingSources)
+        return resolved
+    }
+
+    /// The verified claims of one source: its `JWT` (aggregated), or what its `endpoint` returns
+    /// (distributed).
+    func claims(
+        of source: String, description: [String: JSONValue], subject: String, context: AuthenticationContext
+    ) async throws -> [String: JSONValue] {
+        let token: String
+        if let aggregated = description["JWT"]?.stringValue {
+            token = aggregated
+        } else if let endpoint = description["endpoint"]?.stringValue.flatMap(URL.init(string:)) {
+            token = try await fetchClaims(
+                from: endpoint, accessToken: description["access_token"]?.stringValue, context: context)
+        } else {
+            throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(source)' has neither JWT nor endpoint.")
+        }
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(token.trimmingCharacters(in: .whitespacesAndNewlines))
+        } catch {
+            throw OpenIDConnectError(.claimSourceFailed, "The claims of the source '\(source)' are not a signed JWT.")
+        }
+        guard let issuer = jws.claims["iss"]?.stringValue else {
+            throw OpenIDConnectError(.claimSourceFailed, "The claims of the source '\(source)' name no issuer.")
+        }
+        do {
+            if issuer == provider.issuer {
+                try await verify(jws, with: provider.keys, algorithms: [], what: "The claims of '\(source)'")
+            } else {
+                guard let url = URL(string: issuer) else {
+                    throw OpenIDConnectError(.claimSourceFailed, "The claims provider of '\(source)' is not a URL.")
+                }
+                let claimsProvider = try await OpenIDProvider.discover(issuer: url, context: context)
+                try await verify(
+                    jws, with: claimsProvider.keys, algorithms: claimsProvider.idTokenSigningAlgorithms,
+                    what: "The claims of '\(source)'")
+            }
+        } catch let error as OpenIDConnectError where error.code == .untrustedUserInfo {
+            throw OpenIDConnectError(.claimSourceFailed, error.message)
+        }
+        if let sourceSubject = jws.claims["sub"]?.stringValue, sourceSubject != subject {
+            throw OpenIDConnectError(.claimSourceFailed, "The claims of '\(source)' are about another subject.")
+        }
+        return jws.claims
+    }
+
+    /// What a distributed source's endpoint returns: https (or http to a loopback address), with
+    /// its access token as a bearer token, no redirect, 1 MiB and the context's deadline at most.
+    func fetchClaims(from endpoint: URL, accessToken: String?, context: AuthenticationContext) async throws -> String {
+        guard endpoint.isSafeForSecrets || (context.allowsInsecureHTTP && accessToken == nil) else {
+            throw OpenIDConnectError(
+                .claimSourceFailed, "The claims endpoint \(endpoint.redactedForDisplay) is not https; nothing was sent."
+            )
+        }
+        var request = URLRequest(url: endpoint)
+        request.setValue("application/jwt", forHTTPHeaderField: "Accept")
+        if let accessToken { request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization") }
+        let body: Data
+        let response: HTTPURLResponse
+        do {
+            (body, response) = try await context.transport.send(request, options: context.authorizationServerOptions)
+        } catch {
+            throw OpenIDConnectError(
+                .claimSourceFailed,
+                "The claims endpoint \(endpoint.redactedForDisplay) could not be read: "
+                    + Redaction.redact("\(error)", removing: [accessToken].compactMap { $0 }))
+        }
+        guard (200..<300).contains(response.statusCode) else {
+            throw OpenIDConnectError(
+                .claimSourceFailed,
+                "The claims endpoint \(endpoint.redactedForDisplay) answered \(response.statusCode).")
+        }
+        return String(decoding: body, as: UTF8.self)
+    }
+}
