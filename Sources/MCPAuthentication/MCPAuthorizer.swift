@@ -40,7 +40,9 @@
     ///
     /// Thread safety: every mutable property is behind a lock (`Locked`), so the class is
     /// `Sendable` without `@unchecked`.
-    public final class MCPAuthorizer: HTTPClientAuthorizer {
+    public final class MCPAuthorizer: HTTPClientAuthorizer, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         /// How the MCP server is signed in to.
         public let signIn: ResourceSignIn
 
@@ -292,6 +294,18 @@
             snapshot.withLock { $0 = nil }
             return fresh
         }
+
+        /// `MCPAuthorizer(<MCP server>, signed in: yes)`: no header, token or registration secret.
+        public var description: String {
+            let signedIn = snapshot.withLock { $0 != nil }
+            return "MCPAuthorizer(\(signIn.resource.redactedForDisplay), signed in: \(signedIn ? "yes" : "no"))"
+        }
+
+        /// Same as ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror showing only ``description``: `dump` and debuggers see no header or token.
+        public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
         private func remember(_ request: URLRequest, from authenticator: OAuthAuthenticator) async {
             guard let header = request.value(forHTTPHeaderField: "Authorization"),

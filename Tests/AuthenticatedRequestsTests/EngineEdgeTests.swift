@@ -63,6 +63,10 @@ import Testing
         let text = try #require(error).description
         for secret in ["access-1", "access-2", "refresh-1", "access-3"] { #expect(!text.contains(secret), "\(text)") }
         #expect(text.contains("first"), "the rest of the body stays visible")
+        // What the engine keeps to redact is itself a secret: `dump` shows none of it.
+        var dumped = ""
+        dump(authenticator, to: &dumped)
+        for secret in ["access-1", "access-2", "refresh-1", "refresh-2"] { #expect(!dumped.contains(secret)) }
     }
 
     @Test func anErrorStatusThatEchoesTheRefreshTokenOrThePreviousTokenDoesNotShowThem() async throws {

@@ -140,6 +140,24 @@
             #expect(mismatched.lastError is CodeFlowError, "\(String(describing: mismatched.lastError))")
         }
 
+        @Test func anAuthorizerShowsNoSecretToDumpOrDescriptions() async throws {
+            let network = ResourceNetwork()
+            var policy = ClientRegistrationPolicy.dynamic(clientName: "Notes")
+            policy.initialAccessToken = "IAT-initial-secret-0001"
+            let authorizer = MCPAuthorizer(signIn: network.signIn(policy: policy))
+            _ = try await authorizer.handleChallenge(
+                statusCode: 401, headers: challenge, endpoint: endpoint, operationKey: nil, session: URLSession.shared)
+            let header = try #require(authorizer.authorizationHeader(for: endpoint))
+            let token = try #require(try await authorizer.authenticator().currentCredential())
+            var dumped = ""
+            dump(authorizer, to: &dumped)
+            for text in [dumped, String(describing: authorizer), String(reflecting: authorizer)] {
+                for secret in ["IAT-initial-secret-0001", token.accessToken, token.refreshToken ?? "none", header] {
+                    #expect(!text.contains(secret), "\(secret) shown")
+                }
+            }
+        }
+
         @Test func theHeaderNeverCarriesAnExpiredTokenAndPreparationRefreshesIt() async throws {
             let network = ResourceNetwork()
             let authorizer = MCPAuthorizer(signIn: network.signIn())

@@ -459,7 +459,7 @@ extension AuthenticationInterceptor: SecretHolding {
     /// The secrets of the current credential and of the ones it replaced.
     package nonisolated func secretsInPlay() -> [String] {
         state.withLock { state in
-            (state.credential?.secretValues ?? []) + state.supersededSecrets.reversed().joined()
+            (state.credential?.secretValues ?? []) + state.supersededSecrets.values
         }
     }
 }

@@ -12,18 +12,13 @@ struct CredentialState<A: Authenticator>: Sendable {
     var credential: A.Credential? {
         didSet {
             guard let oldValue else { return }
-            if supersededSecrets.count >= Self.supersededSecretsKept { supersededSecrets.removeFirst() }
             supersededSecrets.append(oldValue.secretValues)
         }
     }
-    /// The secrets of the credentials the current one replaced, newest last, at most
-    /// ``supersededSecretsKept`` of them: a late response may still echo any credential sent
-    /// before the last refreshes (a request sent with one, answered after two refreshes), so
-    /// their secrets are removed from error text too.
-    var supersededSecrets: [[String]] = []
-    /// How many superseded credentials' secrets are kept: more than a burst of refreshes within
-    /// one request's lifetime can replace (the default ``RefreshLimit`` allows 5).
-    static var supersededSecretsKept: Int { 16 }
+    /// The secrets of the credentials the current one replaced: a late response may still echo
+    /// any credential sent before the last refreshes (a request sent with one, answered after two
+    /// refreshes), so their secrets are removed from error text too.
+    var supersededSecrets = SupersededSecrets()
     /// The token store entry of this credential.
     var storeKey: String?
     /// The one refresh (or first obtain) under way.
@@ -96,4 +91,25 @@ struct RefreshHistory: Sendable {
     mutating func record(at now: Date) {
         dates.append(now)
     }
+}
+
+/// The secrets of the last credentials that were replaced, newest last, at most
+/// ``maximumCount`` of them; shown to `dump` and debuggers only as a count.
+struct SupersededSecrets: Sendable, CustomReflectable {
+    /// More than a burst of refreshes within one request's lifetime can replace (the default
+    /// ``RefreshLimit`` allows 5).
+    static var maximumCount: Int { 16 }
+    private var credentials: [[String]] = []
+
+    /// Keeps `secrets` of one replaced credential, forgetting the oldest beyond ``maximumCount``.
+    mutating func append(_ secrets: [String]) {
+        if credentials.count >= Self.maximumCount { credentials.removeFirst() }
+        credentials.append(secrets)
+    }
+
+    /// Every secret kept, newest credential first.
+    var values: [String] { Array(credentials.reversed().joined()) }
+
+    /// How many credentials are kept; no secret.
+    var customMirror: Mirror { Mirror(self, children: ["count": credentials.count]) }
 }
