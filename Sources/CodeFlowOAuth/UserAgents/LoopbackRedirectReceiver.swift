@@ -98,7 +98,7 @@
             let channel: any Channel
             do {
                 channel = try await bootstrap.bind(host: "127.0.0.1", port: requestedPort).get()
-            } catch where requestedPort != 0 {
+            } catch  where requestedPort != 0 {
                 throw CodeFlowError(
                     .redirectPortUnavailable,
                     "Could not listen on 127.0.0.1:\(requestedPort), the port of the redirect URI (\(error)); "

@@ -103,7 +103,8 @@ public final class ResourceGrant: Sendable {
             resources: try resources.map(ProtectedResourceMetadata.canonical), server: server,
             endpoint: TokenEndpoint(url: try server.tokenEndpoint(client: client).url, client: client),
             scope: scope ?? (scopes.isEmpty ? nil : scopes.joined(separator: " ")),
-            method: registeredPort ? method.listeningOnAnyPortWhenBusy : method, redirectURI: registeredRedirectURI, store: store, configuration: configuration, account: account)
+            method: registeredPort ? method.listeningOnAnyPortWhenBusy : method, redirectURI: registeredRedirectURI,
+            store: store, configuration: configuration, account: account)
     }
 
     init(
