@@ -28,7 +28,7 @@ public final class BearerTokenAuthenticator: Authenticator {
     /// (`DPoP`) is never applied here, where no proof can be made: use
     /// ``authorize(_:with:)``, as the ``AuthenticationInterceptor`` does.
     public func apply(_ credential: OAuthToken, to urlRequest: inout URLRequest) {
-        guard !credential.isBound(by: proofOfPossession) else { return }
+        guard !credential.isBound(by: proofOfPossession), credential.isAccessToken else { return }
         urlRequest.setAuthorization(Self.authorization(for: credential))
     }
 
@@ -38,6 +38,12 @@ public final class BearerTokenAuthenticator: Authenticator {
     /// - Throws: ``AuthenticationError`` ``AuthenticationError/Code/keyUnavailable`` for a bound
     ///   token without a proof of possession or without its key; the token is not applied.
     public func authorize(_ urlRequest: inout URLRequest, with credential: OAuthToken) async throws {
+        guard credential.isAccessToken else {
+            throw AuthenticationError(
+                code: .notAnAccessToken,
+                message: "The token's type is N_A: it is not an access token (RFC 8693 §2.2.1) "
+                    + "and is never sent as one.")
+        }
         guard credential.isBound(by: proofOfPossession) else {
             urlRequest.setAuthorization(Self.authorization(for: credential))
             return

@@ -113,6 +113,9 @@ public struct OAuthErrorCode: RawRepresentable, Hashable, Sendable, ExpressibleB
     public static let slowDown: OAuthErrorCode = "slow_down"
     /// `expired_token` (RFC 8628 §3.5): the device code expired.
     public static let expiredToken: OAuthErrorCode = "expired_token"
+    /// `invalid_target` (RFC 8707 §2, RFC 8693 §2.2.2): the requested resource or audience is
+    /// invalid, unknown, or not allowed for this client.
+    public static let invalidTarget: OAuthErrorCode = "invalid_target"
     /// `invalid_token` (RFC 6750 §3.1).
     public static let invalidToken: OAuthErrorCode = "invalid_token"
     /// `insufficient_scope` (RFC 6750 §3.1).

@@ -77,6 +77,11 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         scope?.split(separator: " ").map(String.init) ?? []
     }
 
+    /// Whether this is an access token, for a request's `Authorization` header: `false` for
+    /// `token_type` `N_A`, which RFC 8693 §2.2.1 gives tokens that are not access tokens (an
+    /// ID-JAG, an exchanged ID token).
+    public var isAccessToken: Bool { !tokenType.isEqualIgnoringASCIICase(to: "N_A") }
+
     /// Whether the token is a bearer token, whatever the server's casing.
     public var isBearer: Bool {
         tokenType.isEqualIgnoringASCIICase(to: "Bearer")

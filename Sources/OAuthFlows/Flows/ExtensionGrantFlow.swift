@@ -1,8 +1,9 @@
 import AuthenticatedRequests
 import Foundation
 
-/// Any grant by its `grant_type` (RFC 6749 §4.5): token exchange (RFC 8693), JWT bearer
-/// (RFC 7523), or a server's own.
+/// Any grant by its `grant_type` (RFC 6749 §4.5): JWT bearer (RFC 7523), or a server's own, with
+/// parameters fixed at creation. For token exchange, use ``TokenExchangeFlow``, which asks its
+/// sources for the tokens to present on every exchange and checks the reply as RFC 8693 asks.
 ///
 /// Refreshes use the refresh token grant when a refresh token was issued, and run the grant
 /// again otherwise.
