@@ -169,6 +169,34 @@ struct IdleOpener: BrowserOpener {
         try await BrowserSimulator().open(printedURL)  // the user opens it by hand
         #expect(try await task.value.token.accessToken == "at")
     }
+
+    @Test func whileItWaitsForTheBrowserTheSignInSaysWhatItWaitsForAndNoSecret() async throws {
+        let server = try await makeAuthorizationServer()
+        defer { Task { try await server.shutdown() } }
+        tokens.reply(json: #"{"access_token":"at","token_type":"Bearer"}"#)
+        let waited = Locked<[LoopbackUserAgent.Waiting]>([])
+        let agent = LoopbackUserAgent(
+            opener: BrowserSimulator(), timeout: 30, onWaiting: { waiting in waited.withLock { $0.append(waiting) } })
+        let manager = CodeFlowManager(
+            configuration: AuthenticationConfiguration(
+                authorizationEndpoint: server.baseURL.appendingPathComponent("authorize"),
+                tokenEndpoint: tokenURL,
+                client: .none(id: "cli"),
+                redirectURI: URL(string: "http://127.0.0.1/callback")!
+            ),
+            userAgent: agent,
+            context: tokens.context(clock: clock)
+        )
+        #expect(try await manager.authorize().token.accessToken == "at")
+        #expect(await eventually(200_000) { waited.withLock { !$0.isEmpty } })
+        let waiting = try #require(waited.withLock { $0.first })
+        #expect(waiting.redirectURI.port != nil && waiting.redirectURI.path == "/callback", "the URI listened on")
+        #expect(waiting.authorizationServer == "http://127.0.0.1:\(server.port)")
+        #expect(waiting.timeout == 30)
+        let line = waiting.description
+        #expect(line.contains("Waiting up to 30 s for the browser to return from http://127.0.0.1:\(server.port)"))
+        #expect(!line.contains("state") && !line.contains("code_challenge"), "the authorization URL is not shown")
+    }
 }
 
 @Suite struct SystemBrowserOpenerTests {

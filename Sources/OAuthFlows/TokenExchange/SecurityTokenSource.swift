@@ -67,7 +67,7 @@ public struct SecurityTokenSource: Sendable, CustomStringConvertible {
     /// The ID token of `authenticator`'s current session, refreshed first when the session's
     /// access token needs it (a refresh at an OpenID provider returns a new ID token).
     ///
-    /// - Throws: `AuthenticationError` ``AuthenticationError/Code/missingCredential`` when the
+    /// - Throws: `AuthenticationError` `missingCredential` when the
     ///   session has no ID token.
     public static func idToken(of authenticator: OAuthAuthenticator) -> SecurityTokenSource {
         SecurityTokenSource(name: "the ID token of another authenticator") { _ in
