@@ -34,6 +34,7 @@ enum FuzzTargets {
         "registration-reply": registrationReply,
         "authorization-details": authorizationDetails,
         "signed-authorization-response": signedAuthorizationResponse,
+        "userinfo-claim-sources": userInfoClaimSources,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -310,6 +311,27 @@ enum FuzzTargets {
         check(!claims.audiences.isEmpty, "an empty aud was accepted")
         check(claims.expiresAt.timeIntervalSince1970.isFinite, "a non-finite exp")
         check(!claims.description.contains(text) || text.count < 8, "the description shows the token")
+    }
+
+    /// A UserInfo reply's `_claim_names` and `_claim_sources` (Core §5.6.2): at most 8 sources are
+    /// read, each holds exactly the claims that point to it, and what is left aside is what no
+    /// claim points to.
+    static func userInfoClaimSources(_ data: Data) {
+        guard let object = try? JSONValue(parsing: data).objectValue,
+            let plan = try? ClaimSources(userInfo: object)
+        else { return }
+        let names = object["_claim_names"]?.objectValue ?? [:]
+        check(plan.sources.count <= 8, "more claim sources than are read")
+        check(Set(plan.sources.map(\.name)).count == plan.sources.count, "a source read twice")
+        for source in plan.sources {
+            check(object["_claim_sources"]?.objectValue?[source.name] != nil, "a source that is not described")
+            check(plan.remainingSources[source.name] == nil, "a source both read and left aside")
+            for claim in source.claims { check(names[claim]?.stringValue == source.name, "a claim of another source") }
+        }
+        let read = Set(plan.sources.flatMap(\.claims))
+        for (claim, pointer) in names where pointer.stringValue != nil {
+            check(read.contains(claim), "a claim pointing to a source that was not read")
+        }
     }
 
     /// A JWKS document: every key read has a type.

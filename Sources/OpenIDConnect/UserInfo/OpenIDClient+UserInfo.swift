@@ -139,51 +139,36 @@ extension OpenIDClient {
     func resolvingClaimSources(
         of claims: [String: JSONValue], subject: String, context: AuthenticationContext
     ) async throws -> [String: JSONValue] {
-        guard case .object(let names)? = claims["_claim_names"], case .object(let sources)? = claims["_claim_sources"]
-        else { return claims }
-        let used = Set(names.values.compactMap(\.stringValue))
-        guard used.count <= Self.maximumClaimSources else {
-            throw OpenIDConnectError(
-                .claimSourceFailed,
-                "UserInfo names \(used.count) claim sources; at most \(Self.maximumClaimSources) are read.")
-        }
+        guard let plan = try ClaimSources(userInfo: claims) else { return claims }
         var resolved = claims
-        var remainingSources = sources
-        for source in used.sorted() {
-            guard case .object(let description)? = sources[source] else {
-                throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(source)' is not described.")
-            }
-            let sourceClaims = try await self.claims(
-                of: source, description: description, subject: subject, context: context)
-            for (claim, name) in names where name.stringValue == source {
+        for source in plan.sources {
+            let sourceClaims = try await self.claims(of: source, subject: subject, context: context)
+            for claim in source.claims {
                 guard let value = sourceClaims[claim] else {
                     throw OpenIDConnectError(
-                        .claimSourceFailed, "The claim source '\(source)' does not hold the claim '\(claim)'.")
+                        .claimSourceFailed, "The claim source '\(source.name)' does not hold the claim '\(claim)'.")
                 }
                 resolved[claim] = value
             }
-            remainingSources[source] = nil
         }
-        let remainingNames = names.filter { name in name.value.stringValue.map { !used.contains($0) } ?? true }
-        resolved["_claim_names"] = remainingNames.isEmpty ? nil : .object(remainingNames)
-        resolved["_claim_sources"] = remainingSources.isEmpty ? nil : .object(remainingSources)
+        resolved["_claim_names"] = plan.remainingNames.isEmpty ? nil : .object(plan.remainingNames)
+        resolved["_claim_sources"] = plan.remainingSources.isEmpty ? nil : .object(plan.remainingSources)
         return resolved
     }
 
     /// The verified claims of one source: its `JWT` (aggregated), or what its `endpoint` returns
     /// (distributed).
     func claims(
-        of source: String, description: [String: JSONValue], subject: String, context: AuthenticationContext
+        of source: ClaimSources.Source, subject: String, context: AuthenticationContext
     ) async throws -> [String: JSONValue] {
         let token: String
-        if let aggregated = description["JWT"]?.stringValue {
-            token = aggregated
-        } else if let endpoint = description["endpoint"]?.stringValue.flatMap(URL.init(string:)) {
-            token = try await fetchClaims(
-                from: endpoint, accessToken: description["access_token"]?.stringValue, context: context)
-        } else {
-            throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(source)' has neither JWT nor endpoint.")
+        switch source.location {
+        case .aggregated(let jwt):
+            token = jwt
+        case .distributed(let endpoint, let accessToken):
+            token = try await fetchClaims(from: endpoint, accessToken: accessToken, context: context)
         }
+        let source = source.name
         let jws: CompactJWS
         do {
             jws = try CompactJWS(token.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -241,5 +226,77 @@ extension OpenIDClient {
                 "The claims endpoint \(endpoint.redactedForDisplay) answered \(response.statusCode).")
         }
         return String(decoding: body, as: UTF8.self)
+    }
+}
+
+/// What UserInfo's `_claim_names` and `_claim_sources` (Core §5.6.2) ask for: the sources to
+/// read, each with the claims it holds, checked before anything is fetched. Outside input: bounded
+/// (at most ``OpenIDClient/maximumClaimSources`` sources) and fuzzed (`userinfo-claim-sources`).
+package struct ClaimSources: Sendable {
+    /// Where a source's claims are.
+    package enum Location: Sendable {
+        /// A JWT inside UserInfo.
+        case aggregated(String)
+        /// An endpoint, read with its access token if it has one.
+        case distributed(URL, accessToken: String?)
+    }
+
+    /// One source the claims point to.
+    package struct Source: Sendable {
+        /// Its name in `_claim_sources`.
+        package let name: String
+        /// Where its claims are.
+        package let location: Location
+        /// The claims `_claim_names` maps to it, sorted.
+        package let claims: [String]
+    }
+
+    /// The sources to read, sorted by name.
+    package let sources: [Source]
+    /// The entries of `_claim_names` that point to no source read.
+    package let remainingNames: [String: JSONValue]
+    /// The entries of `_claim_sources` that no claim points to.
+    package let remainingSources: [String: JSONValue]
+
+    /// The plan of `userInfo`'s claims, or `nil` when it names no claim source.
+    ///
+    /// - Throws: ``OpenIDConnectError`` ``OpenIDConnectError/Code/claimSourceFailed`` for more
+    ///   sources than are read, a source pointed to that is not described, or one with neither a
+    ///   `JWT` nor an `endpoint` URL.
+    package init?(userInfo: [String: JSONValue]) throws {
+        guard case .object(let names)? = userInfo["_claim_names"],
+            case .object(let descriptions)? = userInfo["_claim_sources"]
+        else { return nil }
+        var claimsBySource: [String: [String]] = [:]
+        for (claim, source) in names {
+            guard let source = source.stringValue else { continue }
+            claimsBySource[source, default: []].append(claim)
+        }
+        guard claimsBySource.count <= OpenIDClient.maximumClaimSources else {
+            throw OpenIDConnectError(
+                .claimSourceFailed,
+                "UserInfo names \(claimsBySource.count) claim sources; at most \(OpenIDClient.maximumClaimSources) are read."
+            )
+        }
+        var sources: [Source] = []
+        for (name, claims) in claimsBySource.sorted(by: { $0.key < $1.key }) {
+            guard case .object(let description)? = descriptions[name] else {
+                throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(name)' is not described.")
+            }
+            let location: Location
+            if let jwt = description["JWT"]?.stringValue {
+                location = .aggregated(jwt)
+            } else if let endpoint = description["endpoint"]?.stringValue.flatMap(URL.init(string:)),
+                endpoint.scheme != nil, endpoint.host != nil
+            {
+                location = .distributed(endpoint, accessToken: description["access_token"]?.stringValue)
+            } else {
+                throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(name)' has neither JWT nor endpoint.")
+            }
+            sources.append(Source(name: name, location: location, claims: claims.sorted()))
+        }
+        self.sources = sources
+        self.remainingNames = names.filter { $0.value.stringValue == nil }
+        self.remainingSources = descriptions.filter { claimsBySource[$0.key] == nil }
     }
 }
