@@ -1,9 +1,9 @@
 import AuthenticatedRequests
 import Foundation
 
-/// Any grant by its `grant_type` (RFC 6749 §4.5): JWT bearer (RFC 7523), or a server's own, with
-/// parameters fixed at creation. For token exchange, use ``TokenExchangeFlow``, which asks its
-/// sources for the tokens to present on every exchange and checks the reply as RFC 8693 asks.
+/// Any grant by its `grant_type` (RFC 6749 §4.5), with parameters fixed at creation: a SAML
+/// bearer grant, a server's own. For token exchange use ``TokenExchangeFlow``, and for the JWT
+/// bearer grant ``JWTBearerFlow``: they ask their sources for what to present on every grant.
 ///
 /// Refreshes use the refresh token grant when a refresh token was issued, and run the grant
 /// again otherwise.

@@ -1,0 +1,116 @@
+import AuthenticatedRequests
+import Foundation
+
+/// Where a JWT bearer grant (RFC 7523 §2.1) gets its assertion, asked anew for every grant:
+/// platforms rotate the tokens they hand a workload (a Kubernetes projected service-account
+/// token, a SPIFFE JWT-SVID file), so nothing is read once and kept.
+///
+/// ```swift
+/// let workload = AssertionSource.file(URL(fileURLWithPath: "/var/run/secrets/tokens/mcp-token"))
+/// ```
+///
+/// An assertion whose `exp` has passed (by the context's clock) is not sent: the grant fails with
+/// ``AssertionError`` naming the source and when it expired.
+public struct AssertionSource: Sendable, CustomStringConvertible {
+    /// What the source is, for messages; never the assertion.
+    public let name: String
+    private let read: @Sendable (AuthenticationContext) async throws -> String
+
+    /// A source that runs `read` for every grant.
+    ///
+    /// - Parameters:
+    ///   - name: What the source is, for messages (never the assertion).
+    ///   - read: Gives the assertion to present now.
+    public init(name: String, _ read: @escaping @Sendable (AuthenticationContext) async throws -> String) {
+        self.name = name
+        self.read = read
+    }
+
+    /// The assertion to present now, after the expiry check.
+    ///
+    /// - Throws: ``AssertionError``: the source gave nothing, or an assertion that has expired.
+    public func assertion(for context: AuthenticationContext) async throws -> String {
+        let assertion = try await read(context).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !assertion.isEmpty else { throw AssertionError(.empty, "\(name) gave no assertion; nothing was sent.") }
+        if let expiry = Self.expiry(of: assertion), expiry <= context.clock.now {
+            throw AssertionError(
+                .expired,
+                "The assertion from \(name) expired at \(ISO8601DateFormatter().string(from: expiry)); "
+                    + "nothing was sent.",
+                expiredAt: expiry)
+        }
+        return assertion
+    }
+
+    /// The file at `url`, read for every grant (a projected service-account token, a JWT-SVID).
+    public static func file(_ url: URL) -> AssertionSource {
+        AssertionSource(name: "the file \(url.path)") { _ in
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw AssertionError(.unreadable, "The assertion file \(url.path) cannot be read; nothing was sent.")
+            }
+            guard data.count <= 64 * 1024 else {
+                throw AssertionError(.unreadable, "The assertion file \(url.path) is larger than 64 KiB.")
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// The environment variable `name`, read for every grant.
+    public static func environment(_ name: String) -> AssertionSource {
+        AssertionSource(name: "the environment variable \(name)") { _ in
+            ProcessInfo.processInfo.environment[name] ?? ""
+        }
+    }
+
+    /// Always `assertion`.
+    public static func fixed(_ assertion: String) -> AssertionSource {
+        AssertionSource(name: "a fixed assertion") { _ in assertion }
+    }
+
+    /// The `exp` of a JWT, read without verifying it (the authorization server verifies); `nil`
+    /// when it is not a JWT or has no usable `exp`.
+    static func expiry(of assertion: String) -> Date? {
+        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            case .number(let seconds)? = (try? JSONValue(parsing: payload))?.objectValue?["exp"],
+            seconds.isFinite, seconds > 0, seconds < 1e11
+        else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// The source's name.
+    public var description: String { name }
+}
+
+/// Why an assertion source gave nothing to send; nothing was sent.
+public struct AssertionError: Error, CustomStringConvertible {
+    /// The kind of failure. More may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The assertion's `exp` has passed.
+        public static let expired = Code("expired")
+        /// The source could not be read (a missing file, one too large).
+        public static let unreadable = Code("unreadable")
+        /// The source gave an empty assertion.
+        public static let empty = Code("empty")
+        /// The code's name.
+        public var description: String { name }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// What happened, naming the source; never the assertion.
+    public let message: String
+    /// When the assertion expired, for ``Code/expired``.
+    public let expiredAt: Date?
+
+    init(_ code: Code, _ message: String, expiredAt: Date? = nil) {
+        self.code = code
+        self.message = message
+        self.expiredAt = expiredAt
+    }
+
+    /// `AssertionError(<code>): <message>`.
+    public var description: String { "AssertionError(\(code)): \(message)" }
+}

@@ -1,0 +1,90 @@
+import AuthenticatedRequests
+import Foundation
+import OAuthFlows
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// RFC 7523 §2.1, typed: the assertion is asked from its source for every grant (a workload
+/// token file the platform rotates), and an expired one is never sent.
+@Suite struct JWTBearerFlowTests {
+    let clock = TestClock()
+    let server = TokenServer()
+    var context: AuthenticationContext { server.context(clock: clock) }
+
+    /// An unsigned JWT (the server verifies signatures; the client reads only `exp`).
+    func jwt(subject: String, expiresIn: TimeInterval) -> String {
+        let header = Base64URL.encode(Data(#"{"alg":"ES256","typ":"JWT"}"#.utf8))
+        let exp = Int(clock.now.timeIntervalSince1970 + expiresIn)
+        let payload = Base64URL.encode(
+            Data(#"{"iss":"https://k8s.example.com","sub":"\#(subject)","exp":\#(exp)}"#.utf8))
+        return "\(header).\(payload).c2lnbmF0dXJl"
+    }
+
+    func tokenReply() -> String {
+        #"{"access_token":"at-\#(UUID().uuidString.prefix(6))","token_type":"Bearer","expires_in":60}"#
+    }
+
+    @Test func theWorkloadTokenFileIsReadAgainForEveryGrant() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try jwt(subject: "first", expiresIn: 600).write(to: file, atomically: true, encoding: .utf8)
+        let flow = JWTBearerFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "job"), assertion: .file(file), scope: "reports:read",
+            resources: [URL(string: "https://api.example.com")!])
+        server.reply(json: tokenReply())
+        let first = try await flow.obtainToken(for: context)
+        // The platform rotates the file; the next grant presents the new token.
+        try jwt(subject: "second", expiresIn: 600).write(to: file, atomically: true, encoding: .utf8)
+        server.reply(json: tokenReply())
+        _ = try await flow.refresh(first, for: context)
+        let sent = server.requests
+        #expect(sent.map { $0.form["grant_type"] } == [JWTBearerFlow.grantType, JWTBearerFlow.grantType])
+        #expect(sent[0].form["assertion"] == jwt(subject: "first", expiresIn: 600))
+        #expect(sent[1].form["assertion"] == jwt(subject: "second", expiresIn: 600))
+        #expect(sent[0].formNames == ["grant_type", "assertion", "scope", "resource", "client_id"])
+    }
+
+    @Test func anExpiredAssertionIsNotSentAndTheErrorSaysWhichSourceAndWhen() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try jwt(subject: "stale", expiresIn: -5).write(to: file, atomically: true, encoding: .utf8)
+        let flow = JWTBearerFlow(tokenEndpoint: tokenURL, client: .none(id: "job"), assertion: .file(file))
+        let error = await #expect(throws: AssertionError.self) { try await flow.obtainToken(for: context) }
+        #expect(error?.code == .expired)
+        #expect(error?.message.contains(file.path) == true)
+        #expect(error?.expiredAt == Date(timeIntervalSince1970: (clock.now.timeIntervalSince1970 - 5).rounded(.down)))
+        #expect(server.requests.isEmpty, "nothing was sent")
+    }
+
+    @Test func aMissingOrEmptySourceIsATypedErrorAndNothingIsSent() async throws {
+        let missing = URL(fileURLWithPath: "/nonexistent/workload-token")
+        let error = await #expect(throws: AssertionError.self) {
+            try await JWTBearerFlow(tokenEndpoint: tokenURL, client: .none(id: "job"), assertion: .file(missing))
+                .obtainToken(for: context)
+        }
+        #expect(error?.code == .unreadable)
+        let empty = await #expect(throws: AssertionError.self) {
+            try await JWTBearerFlow(
+                tokenEndpoint: tokenURL, client: .none(id: "job"),
+                assertion: .environment("AUTHREQ_TEST_UNSET_ASSERTION")
+            ).obtainToken(for: context)
+        }
+        #expect(empty?.code == .empty)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func theAssertionIsInNoDescriptionOrError() async throws {
+        let assertion = jwt(subject: "secret-subject", expiresIn: 600)
+        let flow = JWTBearerFlow(tokenEndpoint: tokenURL, client: .none(id: "job"), assertion: .fixed(assertion))
+        var dumped = ""
+        dump(flow, to: &dumped)
+        #expect(!String(describing: flow).contains(assertion) && !dumped.contains(assertion))
+        server.reply(status: 400, json: #"{"error":"invalid_grant","error_description":"bad assertion \#(assertion)"}"#)
+        let error = await #expect(throws: OAuthError.self) { try await flow.obtainToken(for: context) }
+        #expect(error?.description.contains(assertion) == false)
+    }
+}
