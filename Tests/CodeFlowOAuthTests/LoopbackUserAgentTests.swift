@@ -140,6 +140,20 @@ struct IdleOpener: BrowserOpener {
         _ = await second.result
     }
 
+    /// A public client's sign-in at `server`'s authorization endpoint through `agent`.
+    func signIn(at server: LoopbackHTTPServer, through agent: LoopbackUserAgent) -> CodeFlowManager {
+        CodeFlowManager(
+            configuration: AuthenticationConfiguration(
+                authorizationEndpoint: server.baseURL.appendingPathComponent("authorize"),
+                tokenEndpoint: tokenURL,
+                client: .none(id: "cli"),
+                redirectURI: URL(string: "http://127.0.0.1/callback")!
+            ),
+            userAgent: agent,
+            context: tokens.context(clock: clock)
+        )
+    }
+
     @Test func whenNoBrowserOpensTheUserIsToldTheURLAndTheFlowKeepsWaiting() async throws {
         let server = try await makeAuthorizationServer()
         defer { Task { try await server.shutdown() } }
@@ -150,16 +164,7 @@ struct IdleOpener: BrowserOpener {
             timeout: 30,
             onBrowserUnavailable: { _, error in told.withLock { $0.append("\(error)") } }
         )
-        let manager = CodeFlowManager(
-            configuration: AuthenticationConfiguration(
-                authorizationEndpoint: server.baseURL.appendingPathComponent("authorize"),
-                tokenEndpoint: tokenURL,
-                client: .none(id: "cli"),
-                redirectURI: URL(string: "http://127.0.0.1/callback")!
-            ),
-            userAgent: agent,
-            context: tokens.context(clock: clock)
-        )
+        let manager = signIn(at: server, through: agent)
         let task = Task { try await manager.authorize() }
         #expect(await eventually(200_000) { told.withLock { !$0.isEmpty } })
         let message = try #require(told.withLock { $0.first })
@@ -177,16 +182,7 @@ struct IdleOpener: BrowserOpener {
         let waited = Locked<[LoopbackUserAgent.Waiting]>([])
         let agent = LoopbackUserAgent(
             opener: BrowserSimulator(), timeout: 30, onWaiting: { waiting in waited.withLock { $0.append(waiting) } })
-        let manager = CodeFlowManager(
-            configuration: AuthenticationConfiguration(
-                authorizationEndpoint: server.baseURL.appendingPathComponent("authorize"),
-                tokenEndpoint: tokenURL,
-                client: .none(id: "cli"),
-                redirectURI: URL(string: "http://127.0.0.1/callback")!
-            ),
-            userAgent: agent,
-            context: tokens.context(clock: clock)
-        )
+        let manager = signIn(at: server, through: agent)
         #expect(try await manager.authorize().token.accessToken == "at")
         #expect(await eventually(200_000) { waited.withLock { !$0.isEmpty } })
         let waiting = try #require(waited.withLock { $0.first })

@@ -13,10 +13,14 @@ public final class BearerTokenAuthenticator: Authenticator {
     /// The proof of possession for bound tokens (DPoP); `nil` for bearer tokens only.
     public let proofOfPossession: (any ProofOfPossession)?
 
+    /// The flow's ``OAuthFlow/resourceBoundary``, read once: it is checked for every request.
+    private let boundary: ResourceBoundary?
+
     /// Creates an authenticator for `flow`; with `proofOfPossession`, bound tokens are proved.
     public init(flow: any OAuthFlow, proofOfPossession: (any ProofOfPossession)? = nil) {
         self.flow = flow
         self.proofOfPossession = proofOfPossession
+        self.boundary = flow.resourceBoundary
     }
 
     /// Step-ups asked for by resources, by the access token they refused, until the refresh of
@@ -160,7 +164,7 @@ public final class BearerTokenAuthenticator: Authenticator {
     /// Whether the flow's tokens may go to `url`: inside its ``OAuthFlow/resourceBoundary``, or
     /// anywhere when it names none.
     public func canAuthenticate(_ url: URL) -> Bool {
-        flow.resourceBoundary?.contains(url) ?? true
+        boundary?.contains(url) ?? true
     }
 
     /// Whether the request's `Authorization` header carries this token.
