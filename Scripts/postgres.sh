@@ -1,14 +1,17 @@
 # Starts a PostgreSQL server for the tests, from Debian's packages, on a free loopback port with
 # its data folder inside the build folder (.build/postgres), and stops it when the shell exits.
 # Source this file (after authorization-server.sh), then call: start_postgres
-# It starts two servers and exports their postgres:// URLs: AUTHREQ_TEST_POSTGRES, which every
-# test shares, and AUTHREQ_TEST_POSTGRES_FAULTS, which the fault tests stop, start and cut
+# It starts three servers and exports their postgres:// URLs: AUTHREQ_TEST_POSTGRES, which every
+# test shares, AUTHREQ_TEST_POSTGRES_FAULTS, which the fault tests stop, start and cut
 # connections of (`bash "$AUTHREQ_TEST_POSTGRES_CONTROL" faults stop|start` brings it down and back,
-# `pause|resume` freezes and thaws it
-# on the same port) without disturbing the others.
+# `pause|resume` freezes and thaws it on the same port) without disturbing the others, and
+# AUTHREQ_TEST_POSTGRES_FLEET, with PostgreSQL's default max_connections (100), for the fleet
+# tests. In front of the three it starts PgBouncer in transaction pooling mode with a server pool
+# of 20 per database, and exports AUTHREQ_TEST_PGBOUNCER, AUTHREQ_TEST_PGBOUNCER_FAULTS and
+# AUTHREQ_TEST_PGBOUNCER_FLEET: the same databases through the pooler.
 #
-# On a machine without the server it installs Debian's `postgresql` package (as root), and as
-# root it runs the server as the `postgres` user that package creates (PostgreSQL refuses root).
+# On a machine without them it installs Debian's `postgresql` and `pgbouncer` packages (as root),
+# and as root it runs both as the `postgres` user that the first creates (both refuse root).
 
 AUTHREQ_ROOT="${AUTHREQ_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 AUTHREQ_PG_BASE="$AUTHREQ_ROOT/.build/postgres"
@@ -20,6 +23,15 @@ postgres_bin() {
 }
 
 install_postgres() {
+    if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "Installing PgBouncer from Debian's packages (pgbouncer)" >&2
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null || return 1
+        else
+            echo "error: the tests need PgBouncer: apt-get install pgbouncer" >&2
+            return 1
+        fi
+    fi
     if ! postgres_bin >/dev/null; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
             echo "Installing PostgreSQL from Debian's packages (postgresql)" >&2
@@ -53,7 +65,7 @@ postgres_ctl() {
     case "$2" in
         start)
             as_postgres_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-                -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=300 \
+                -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=$(cat "$dir/max_connections") \
                     -c shared_preload_libraries=pg_stat_statements" \
                 start >/dev/null
             ;;
@@ -86,8 +98,8 @@ stop_postgres() {
     done
 }
 
-# create_postgres NAME: a new cluster in .build/postgres/NAME with a database authreq_test; prints
-# its URL.
+# create_postgres NAME [MAX_CONNECTIONS]: a new cluster in .build/postgres/NAME with a database
+# authreq_test, allowing MAX_CONNECTIONS (300 unless given); prints its URL.
 create_postgres() {
     local dir="$AUTHREQ_PG_BASE/$1" port
     mkdir -p "$dir"
@@ -110,6 +122,7 @@ create_postgres() {
     fi
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' \
         >"$dir/port"
+    echo "${2:-300}" >"$dir/max_connections"
     if ! postgres_ctl "$1" start; then
         echo "error: PostgreSQL did not start; its log:" >&2
         cat "$dir/server.log" >&2
@@ -124,6 +137,7 @@ create_postgres() {
 
 start_postgres() {
     install_postgres || return 1
+    stop_pgbouncer
     stop_postgres
     local link
     for link in "$AUTHREQ_PG_BASE"/*; do
@@ -134,9 +148,70 @@ start_postgres() {
     authreq_on_exit stop_postgres
     AUTHREQ_TEST_POSTGRES="$(create_postgres shared)" || return 1
     AUTHREQ_TEST_POSTGRES_FAULTS="$(create_postgres faults)" || return 1
-    export AUTHREQ_TEST_POSTGRES AUTHREQ_TEST_POSTGRES_FAULTS
+    AUTHREQ_TEST_POSTGRES_FLEET="$(create_postgres fleet 100)" || return 1
+    export AUTHREQ_TEST_POSTGRES AUTHREQ_TEST_POSTGRES_FAULTS AUTHREQ_TEST_POSTGRES_FLEET
+    start_pgbouncer || return 1
     export AUTHREQ_TEST_POSTGRES_CONTROL="$AUTHREQ_ROOT/Scripts/postgres.sh"
     echo "Test PostgreSQL ($("$AUTHREQ_PG_BIN/postgres" --version)): $AUTHREQ_TEST_POSTGRES and $AUTHREQ_TEST_POSTGRES_FAULTS" >&2
+}
+
+# start_pgbouncer: PgBouncer on a free loopback port in front of the three clusters, pooling by
+# transaction with 20 server connections per database; exports the URLs through it.
+start_pgbouncer() {
+    local dir="$AUTHREQ_PG_BASE/pgbouncer" port name url
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then
+        chown postgres "$dir"
+        if ! runuser -u postgres -- test -w "$dir" 2>/dev/null; then
+            rmdir "$dir"
+            dir="$(mktemp -d -t authreq-pgbouncer-XXXXXX)"
+            chown postgres "$dir"
+            ln -s "$dir" "$AUTHREQ_PG_BASE/pgbouncer"
+        fi
+    fi
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    {
+        echo "[databases]"
+        for name in shared faults fleet; do
+            echo "$name = host=127.0.0.1 port=$(cat "$(postgres_dir "$name")/port") dbname=authreq_test"
+        done
+        echo "[pgbouncer]"
+        echo "listen_addr = 127.0.0.1"
+        echo "listen_port = $port"
+        echo "unix_socket_dir ="
+        echo "auth_type = trust"
+        echo "auth_file = $dir/users.txt"
+        echo "pool_mode = transaction"
+        echo "default_pool_size = 20"
+        echo "max_client_conn = 2000"
+        # A database that comes back is used again within a second (the default waits 15 s).
+        echo "server_login_retry = 1"
+        echo "ignore_startup_parameters = extra_float_digits,options"
+        echo "logfile = $dir/pgbouncer.log"
+        echo "pidfile = $dir/pgbouncer.pid"
+    } >"$dir/pgbouncer.ini"
+    echo '"authreq" ""' >"$dir/users.txt"
+    [ "$(id -u)" = 0 ] && chown postgres "$dir/pgbouncer.ini" "$dir/users.txt"
+    # Room for 2000 clients: the default limit of 1024 descriptors is not.
+    if ! (ulimit -n 4096 2>/dev/null || true; as_postgres_owner pgbouncer -d -q "$dir/pgbouncer.ini"); then
+        echo "error: PgBouncer did not start; its log:" >&2
+        cat "$dir/pgbouncer.log" >&2
+        return 1
+    fi
+    authreq_on_exit stop_pgbouncer
+    for _ in $(seq 100); do
+        python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && break
+        sleep 0.1
+    done
+    export AUTHREQ_TEST_PGBOUNCER="postgres://authreq@127.0.0.1:$port/shared"
+    export AUTHREQ_TEST_PGBOUNCER_FAULTS="postgres://authreq@127.0.0.1:$port/faults"
+    export AUTHREQ_TEST_PGBOUNCER_FLEET="postgres://authreq@127.0.0.1:$port/fleet"
+    echo "Test PgBouncer ($(pgbouncer --version | head -n 1), transaction pooling, 20 per database): 127.0.0.1:$port" >&2
+}
+
+stop_pgbouncer() {
+    local pidfile="$AUTHREQ_PG_BASE/pgbouncer/pgbouncer.pid"
+    [ -f "$pidfile" ] && as_postgres_owner kill "$(cat "$pidfile")" 2>/dev/null || true
 }
 
 # Run as a program: start or stop the server that start_postgres set up.

@@ -19,6 +19,11 @@
         ///     sealed     bytea NOT NULL,            -- AES-256-GCM: nonce, ciphertext, tag
         ///     updated_at timestamptz NOT NULL DEFAULT now()
         /// );
+        /// CREATE TABLE IF NOT EXISTS authreq_tokens_leases (
+        ///     store_key  text PRIMARY KEY,          -- the entry being refreshed
+        ///     holder     text NOT NULL,             -- a random name of the refreshing replica's claim
+        ///     expires_at timestamptz NOT NULL       -- on the database's clock; renewed while it refreshes
+        /// );
         /// ```
         public static func schemaSQL(tableName: String = "authreq_tokens") throws -> String {
             try Schema.validate(tableName: tableName)
@@ -37,7 +42,7 @@
             let table = self.table
             let logger = self.logger
             let lockID = Self.lockID(table: table, key: "#schema")
-            try await database("#schema") {
+            try await database("#schema", "migrate the schema") {
                 try await client.withTransaction(logger: logger) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger).drain()
                     try await connection.query(PostgresQuery(unsafeSQL: Schema.versionTableSQL(table)), logger: logger)
@@ -69,7 +74,7 @@
         @discardableResult
         public func resealEntries() async throws -> Int {
             let currentID = key.id
-            let stale: [(String, String, Data)] = try await database("#reseal") {
+            let stale: [(String, String, Data)] = try await database("#reseal", "list entries to reseal") {
                 let rows = try await client.query(
                     "SELECT store_key, key_id, sealed FROM \(unescaped: table) WHERE key_id <> \(currentID)",
                     logger: logger)
@@ -82,7 +87,7 @@
                 guard let plaintext = try? open(sealed, keyID: keyID, forKey: storeKey) else { continue }
                 let fresh = try seal(plaintext, forKey: storeKey)
                 // Only over the same sealed value: a refresh that wrote meanwhile wins.
-                let updated = try await database(storeKey) {
+                let updated = try await database(storeKey, "reseal an entry") {
                     let rows = try await client.query(
                         """
                         UPDATE \(unescaped: table) SET key_id = \(currentID), sealed = \(fresh), updated_at = now()
@@ -112,7 +117,16 @@
                     updated_at timestamptz NOT NULL DEFAULT now()
                 );
                 """
-            }
+            },
+            { table in
+                """
+                CREATE TABLE IF NOT EXISTS \(table)_leases (
+                    store_key text PRIMARY KEY,
+                    holder text NOT NULL,
+                    expires_at timestamptz NOT NULL
+                );
+                """
+            },
         ]
 
         static func versionTableSQL(_ table: String) -> String {

@@ -18,11 +18,14 @@
     ///
     /// - **Steady state costs nothing.** A request with a valid token in memory does not touch
     ///   the database. Replicas learn of a new token when they need one (expiry, a 401).
-    /// - **One refresh per grant.** A refresh holds a PostgreSQL session-level advisory lock for
-    ///   the entry: no transaction is open while the authorization server is called, so readers
-    ///   are never blocked, and the server releases the lock at once when the holder's connection
-    ///   closes or its process dies. The engine re-reads the entry under the lock, adopts a token
-    ///   another replica stored, and writes its own result only over the token it refreshed from.
+    /// - **One refresh per grant.** A refresh holds a lease on the entry: a row in
+    ///   `<table>_leases` with an expiry on the database's clock, renewed while the refresh runs.
+    ///   Other replicas poll for its release with short statements and hold no connection in
+    ///   between; a replica that dies leaves a lease that expires after
+    ///   ``Configuration/leaseDuration``. Every statement is a transaction of its own, so the store
+    ///   works unchanged through PgBouncer's transaction pooling. The engine re-reads the entry
+    ///   under the lease, adopts a token another replica stored, and writes its own result only
+    ///   over the token it refreshed from.
     /// - **Sealed at rest.** Entries are sealed with AES-256-GCM under ``TokenEncryptionKey``,
     ///   bound to their table and key; the table holds no plaintext token. A wrong key is
     ///   `TokenStoreError.Code.undecryptable`, never garbage.
@@ -38,18 +41,23 @@
         public struct Configuration: Sendable {
             /// The table of entries; letters, digits and `_`, starting with a letter or `_`.
             public var tableName: String
-            /// The longest wait for a connection or a statement, in seconds (the refresh lock's wait
-            /// is bounded by the authenticator's `storeLockTimeout` instead).
+            /// The longest wait for a connection or a statement, in seconds (the wait for another
+            /// replica's refresh is bounded by the authenticator's `storeLockTimeout` instead).
             public var operationTimeout: TimeInterval
-            /// The longest wait for the database's answer to the refresh lock's first query, which
-            /// never waits for a lock, in seconds; 10 unless given. A database that accepts
-            /// connections and answers nothing (paused, behind a dead link) is reported
-            /// `TokenStoreError.Code.unavailable` after this long (a pooled connection) or after
-            /// ``operationTimeout`` (a new one), whatever the lock timeout; a lock another
-            /// replica holds is told apart by that answer and waited for up to the
-            /// authenticator's `storeLockTimeout`. Longer than ``operationTimeout``: a healthy
-            /// server with many replicas starting at once on busy cores was seen taking over 5 s.
+            /// The longest wait for the database's answer to a refresh's first statement, which
+            /// never waits for another replica, in seconds; 10 unless given. A database that
+            /// answers nothing (paused, behind a dead link, or a pooler in front of one) is
+            /// reported `TokenStoreError.Code.unavailable` after this long, whatever the lock
+            /// timeout; a lease another replica holds is told apart by that answer and waited for
+            /// up to the authenticator's `storeLockTimeout`. Longer than ``operationTimeout``: a
+            /// healthy server with many replicas starting at once on busy cores was seen taking
+            /// over 5 s.
             public var responseTimeout: TimeInterval
+            /// How long a refresh lease lasts without renewal, in seconds; 10 unless given. The
+            /// refreshing replica renews it every third of this while it waits for the
+            /// authorization server, so a slow refresh keeps it; a replica that died (or lost the
+            /// database) loses it after at most this long, and another replica takes over.
+            public var leaseDuration: TimeInterval
             /// What a refresh does when the database cannot be reached.
             public var whenUnavailable: UnavailablePolicy
             /// Where PostgresNIO's own diagnostics go; nowhere by default.
@@ -61,18 +69,22 @@
             ///   - operationTimeout: The longest wait for a connection or a statement, in seconds.
             ///   - responseTimeout: The longest wait for the database's first answer during a
             ///     refresh, in seconds: how soon a database that answers nothing is reported.
+            ///   - leaseDuration: How long a refresh lease lasts without renewal, in seconds: how
+            ///     soon another replica takes over from one that died while it refreshed.
             ///   - whenUnavailable: What a refresh does when the database cannot be reached.
             ///   - logger: Where PostgresNIO's diagnostics go.
             public init(
                 tableName: String = "authreq_tokens",
                 operationTimeout: TimeInterval = 5,
                 responseTimeout: TimeInterval = 10,
+                leaseDuration: TimeInterval = 10,
                 whenUnavailable: UnavailablePolicy = .failRefresh,
                 logger: Logger = Logger(label: "authreq.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
             ) {
                 self.tableName = tableName
                 self.operationTimeout = operationTimeout
                 self.responseTimeout = responseTimeout
+                self.leaseDuration = leaseDuration
                 self.whenUnavailable = whenUnavailable
                 self.logger = logger
             }
@@ -84,7 +96,7 @@
             /// Fail the refresh with `TokenStoreError.Code.unavailable`;
             /// the credential is kept. Right for every grant with refresh token rotation.
             public static let failRefresh = UnavailablePolicy(name: "failRefresh")
-            /// Refresh without the lock and keep the result in memory only. Only for grants whose
+            /// Refresh without the lease and keep the result in memory only. Only for grants whose
             /// refresh can safely run on several replicas at once (client credentials, refresh
             /// tokens that do not rotate).
             public static let refreshUncoordinated = UnavailablePolicy(name: "refreshUncoordinated")
@@ -137,9 +149,9 @@
         /// The entry for `key`, opened; `nil` when there is none.
         public func load(forKey key: String) async throws -> Data? {
             if Self.isUncoordinated { return nil }
-            let row = try await database(key) { () -> (String, Data)? in
-                let rows = try await client.query(
-                    "SELECT key_id, sealed FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger)
+            let row = try await database(key, "read the entry") { () -> (String, Data)? in
+                let rows = try await query(
+                    "SELECT key_id, sealed FROM \(unescaped: table) WHERE store_key = \(key)")
                 for try await row in rows.decode((String, Data).self) { return row }
                 return nil
             }
@@ -152,15 +164,14 @@
             if Self.isUncoordinated { return }
             let sealed = try seal(data, forKey: key)
             let keyID = self.key.id
-            try await write(key) {
-                try await client.query(
+            try await write(key, "write the entry") {
+                try await query(
                     """
                     INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
                     VALUES (\(key), \(keyID), \(sealed), now())
                     ON CONFLICT (store_key) DO UPDATE
                     SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
-                    """,
-                    logger: logger
+                    """
                 ).drain()
             }
         }
@@ -168,8 +179,8 @@
         /// Removes the entry for `key`.
         public func removeValue(forKey key: String) async throws {
             if Self.isUncoordinated { return }
-            try await write(key) {
-                try await client.query("DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger)
+            try await write(key, "remove the entry") {
+                try await query("DELETE FROM \(unescaped: table) WHERE store_key = \(key)")
                     .drain()
             }
         }
@@ -209,29 +220,59 @@
 
         // MARK: - Database calls
 
+        /// Runs `query` on the connection the refreshing replica holds (``pinnedConnection``),
+        /// or else on any pooled connection.
+        func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+            if let connection = Self.pinnedConnection {
+                return try await connection.query(query, logger: logger)
+            }
+            return try await client.query(query, logger: logger)
+        }
+
+        /// The connection that the replica holding a refresh lease keeps for its statements
+        /// until it releases the lease, so that its write never waits for a free connection
+        /// slot while a fleet's waiters poll.
+        @TaskLocal static var pinnedConnection: PostgresConnection?
+
         /// Runs `operation` within ``Configuration/operationTimeout``, turning failures into
         /// `TokenStoreError`s: `.unavailable` when the database cannot be reached, `.ioFailed`
         /// with the server's message otherwise.
+        /// `step` names the statement in the error when it timed out.
         @discardableResult
         func database<Value: Sendable>(
             _ key: String,
+            _ step: String,
             _ operation: @escaping @Sendable () async throws -> Value
         ) async throws -> Value {
             do {
                 return try await Bounded.run(within: configuration.operationTimeout, operation)
             } catch let error as TokenStoreError {
                 throw error
+            } catch is Bounded.TimedOut {
+                throw timedOut(step, after: configuration.operationTimeout, key: key)
             } catch {
                 throw storeError(error, key: key)
             }
         }
 
+        /// `.unavailable`: no answer to `step` within `seconds`.
+        func timedOut(_ step: String, after seconds: TimeInterval, key: String) -> TokenStoreError {
+            TokenStoreError(
+                code: .unavailable, key: key, path: table,
+                underlyingError: DatabaseError(
+                    sqlState: "", message: "no answer within \(seconds) s to \(step)", isStoreRefusal: false))
+        }
+
         /// Runs the write `operation` like ``database(_:_:)``, after this store's earlier writes of
         /// `key` have finished (``WriteOrder``): a write whose caller timed out cannot land over a
         /// newer one.
-        func write(_ key: String, _ operation: @escaping @Sendable () async throws -> Void) async throws {
+        func write(_ key: String, _ step: String, _ operation: @escaping @Sendable () async throws -> Void)
+            async throws
+        {
             do {
                 try await writes.run(key, within: configuration.operationTimeout, operation)
+            } catch is Bounded.TimedOut {
+                throw timedOut(step, after: configuration.operationTimeout, key: key)
             } catch {
                 throw storeError(error, key: key)
             }
@@ -266,7 +307,7 @@
             return TokenStoreError(code: .unavailable, key: key, path: table, underlyingError: DatabaseError(error))
         }
 
-        /// Set while a refresh runs without the lock because the database is unavailable
+        /// Set while a refresh runs without the lease because the database is unavailable
         /// (``UnavailablePolicy/refreshUncoordinated``): reads find nothing, writes are skipped.
         @TaskLocal static var isUncoordinated = false
     }
@@ -281,7 +322,7 @@
 
     /// A database failure, described without the query's values.
     public struct DatabaseError: Error, CustomStringConvertible {
-        /// The SQLSTATE code, when the server answered (`55P03`: lock not available).
+        /// The SQLSTATE code, when the server answered.
         public let sqlState: String
         /// The server's message, or what went wrong on the way to it.
         public let message: String
@@ -290,10 +331,10 @@
         /// expects), rather than a connection that failed.
         let isStoreRefusal: Bool
 
-        init(sqlState: String, message: String) {
+        init(sqlState: String, message: String, isStoreRefusal: Bool = true) {
             self.sqlState = sqlState
             self.message = message
-            self.isStoreRefusal = true
+            self.isStoreRefusal = isStoreRefusal
         }
 
         init(_ error: any Error) {

@@ -56,26 +56,31 @@
             }
         }
 
-        /// One replica: a process that restores the session from the database and sends `count`
-        /// concurrent requests to /api/me.
-        func replica(_ client: TestAuthorizationServer.Client, count: Int, crashAt: String? = nil) async throws
-            -> TestHelperProcess.Outcome
-        {
+        /// One replica: a process that restores the session from the database (directly, or
+        /// through PgBouncer in transaction pooling mode) and sends `count` concurrent requests to
+        /// /api/me.
+        func replica(
+            _ client: TestAuthorizationServer.Client, count: Int, crashAt: String? = nil, throughPgBouncer: Bool = false
+        ) async throws -> TestHelperProcess.Outcome {
             var environment = ["AUTHREQ_HELPER_TABLE": table, "AUTHREQ_HELPER_TOKEN_KEY": key.base64]
             if let crashAt { environment["AUTHREQ_HELPER_CRASH_AT"] = crashAt }
+            let database = try #require(throughPgBouncer ? Database.pgbouncer : Database.shared)
             return try await TestHelperProcess.run(
                 [
-                    "requests", try #require(Database.shared).absoluteString, try Server.tokenEndpoint.absoluteString,
+                    "requests", database.absoluteString, try Server.tokenEndpoint.absoluteString,
                     client.id, try Server.base.appendingPathComponent("api/me").absoluteString, "\(count)",
                 ],
                 environment: environment)
         }
 
-        @Test func eightProcessesTimesAHundredRequestsOnOneExpiredGrantRefreshOnce() async throws {
+        @Test(arguments: [false, true])
+        func eightProcessesTimesAHundredRequestsOnOneExpiredGrantRefreshOnce(throughPgBouncer: Bool) async throws {
             let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
             try await signInAndExpire(client)
             let outcomes = try await withThrowingTaskGroup(of: TestHelperProcess.Outcome.self) { group in
-                for _ in 0..<8 { group.addTask { try await replica(client, count: 100) } }
+                for _ in 0..<8 {
+                    group.addTask { try await replica(client, count: 100, throughPgBouncer: throughPgBouncer) }
+                }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             let successes = outcomes.map { $0.json?["successes"] as? Int ?? 0 }.reduce(0, +)
@@ -101,24 +106,28 @@
             #expect(counts["refresh_token"] == 1, "exactly one token request: \(counts)")
         }
 
-        @Test(arguments: ["before-request", "after-send", "after-response", "during-write"])
-        func aReplicaKilledInItsRefreshFreesTheLockAndNeverSignsTheOthersOut(crashAt: String) async throws {
+        @Test(arguments: ["before-request", "after-send", "after-response", "during-write"], [false, true])
+        func aReplicaKilledInItsRefreshLeavesALeaseThatExpiresAndNeverSignsTheOthersOut(
+            crashAt: String, throughPgBouncer: Bool
+        ) async throws {
             let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
             try await signInAndExpire(client)
-            let killed = try await replica(client, count: 5, crashAt: crashAt)
+            let killed = try await replica(client, count: 5, crashAt: crashAt, throughPgBouncer: throughPgBouncer)
             #expect(killed.wasKilled, "\(killed.output)")
             let key = try storeKey(client)
             try await withStore { store, database in
-                // The server ends the dead process's session as soon as its socket closes.
-                let lockID = PostgresTokenStore.lockID(table: table, key: key)
-                var held = try await Database.advisoryLocksHeld(lockID, on: database)
-                for _ in 0..<40 where held > 0 {
+                // Nobody renews the dead process's lease: it expires after the lease duration
+                // (10 s by default), by the database's clock.
+                #expect(try await Database.leaseHeld(table: table, key: key, on: database), "the dead holder's lease")
+                var held = true
+                for _ in 0..<300 where held {
                     try await Task.sleep(nanoseconds: 50_000_000)
-                    held = try await Database.advisoryLocksHeld(lockID, on: database)
+                    held = try await Database.leaseHeld(table: table, key: key, on: database)
                 }
-                #expect(held == 0, "the lock is free once its holder's session is gone")
+                #expect(!held, "the lease expires once its holder stops renewing it")
 
-                try await Server.expectNoSignOutAfterACrash(next: try await replica(client, count: 20), client: client)
+                try await Server.expectNoSignOutAfterACrash(
+                    next: try await replica(client, count: 20, throughPgBouncer: throughPgBouncer), client: client)
                 #expect(try await store.load(forKey: key) != nil, "never a silent sign-out")
             }
         }

@@ -56,6 +56,19 @@
                 throw error
             }
             try await Database.controlFaultsServer("start")
+            try await untilTheServerAnswers()
+        }
+
+        /// PgBouncer refuses new work for a moment after its logins to a stopped server failed
+        /// (`server_login_retry`, 1 s in the tests): the next test starts once it answers again.
+        func untilTheServerAnswers() async throws {
+            let url = try #require(Database.pgbouncerFaults)
+            try await Database.withClient(url) { client in
+                for _ in 0..<100 {
+                    if (try? await client.query("SELECT 1", logger: Database.logger).collect()) != nil { return }
+                    try await Task.sleep(nanoseconds: 100_000_000)
+                }
+            }
         }
 
         func whileTheServerIsPaused(_ body: () async throws -> Void) async throws {
@@ -67,6 +80,7 @@
                 throw error
             }
             try await Database.controlFaultsServer("resume")
+            try await untilTheServerAnswers()
         }
 
         func stored(_ store: PostgresTokenStore) async throws -> String? {
@@ -75,8 +89,16 @@
             }
         }
 
-        @Test func withTheDatabaseDownValidTokensKeepWorkingAndRefreshesWaitForItsReturn() async throws {
-            let url = try #require(Database.faults)
+        /// The `faults` database, directly or through PgBouncer in transaction pooling mode.
+        func faults(throughPgBouncer: Bool) throws -> URL {
+            try #require(throughPgBouncer ? Database.pgbouncerFaults : Database.faults)
+        }
+
+        @Test(arguments: [false, true])
+        func withTheDatabaseDownValidTokensKeepWorkingAndRefreshesWaitForItsReturn(throughPgBouncer: Bool)
+            async throws
+        {
+            let url = try faults(throughPgBouncer: throughPgBouncer)
             try await Database.withClient(url) { client in
                 let store = try store(client)
                 let authenticator = try await signedIn(store)
@@ -108,8 +130,9 @@
         /// hand out a connection it still believes in, whose lock query never returns. That is an
         /// unreachable database (`.unavailable` within the response timeout, 10 s by default),
         /// not another replica's lock (`.lockTimedOut` after the lock timeout, 60 s by default).
-        @Test func aPausedDatabaseIsReportedWithinFifteenSeconds() async throws {
-            let url = try #require(Database.faults)
+        @Test(arguments: [false, true])
+        func aPausedDatabaseIsReportedWithinFifteenSeconds(throughPgBouncer: Bool) async throws {
+            let url = try faults(throughPgBouncer: throughPgBouncer)
             try await Database.withClient(url) { client in
                 let store = try PostgresTokenStore(client: client, key: key, configuration: .init(tableName: table))
                 let authenticator = try await signedIn(store)  // the default lock timeout: 60 s
@@ -129,8 +152,9 @@
             }
         }
 
-        @Test func grantsWithoutRotationMayOptInToRefreshWhileTheDatabaseIsDown() async throws {
-            let url = try #require(Database.faults)
+        @Test(arguments: [false, true])
+        func grantsWithoutRotationMayOptInToRefreshWhileTheDatabaseIsDown(throughPgBouncer: Bool) async throws {
+            let url = try faults(throughPgBouncer: throughPgBouncer)
             try await Database.withClient(url) { client in
                 let store = try store(client, whenUnavailable: .refreshUncoordinated)
                 let authenticator = try await signedIn(store)

@@ -49,7 +49,7 @@
                 try await store(client).migrate()  // as the schema's owner
                 try await client.query("CREATE ROLE \(unescaped: role) LOGIN", logger: Database.logger).drain()
                 try await client.query(
-                    "GRANT SELECT, INSERT, UPDATE, DELETE ON \(unescaped: table) TO \(unescaped: role)",
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON \(unescaped: table), \(unescaped: table)_leases TO \(unescaped: role)",
                     logger: Database.logger
                 ).drain()
             }

@@ -32,13 +32,11 @@
             return store
         }
 
-        /// A store whose entry for `flow` holds an expired grant, and the entry's lock number.
-        func storeWithExpiredGrant(_ client: PostgresClient, _ flow: FakeFlow) async throws -> (
-            PostgresTokenStore, Int64
-        ) {
+        /// A store whose entry for `flow` holds an expired grant.
+        func storeWithExpiredGrant(_ client: PostgresClient, _ flow: FakeFlow) async throws -> PostgresTokenStore {
             let store = try await store(client)
             try await store.save(try JSONEncoder().encode(Self.expiredToken()), forKey: flow.storeKey)
-            return (store, PostgresTokenStore.lockID(table: table, key: flow.storeKey))
+            return store
         }
 
         static func expiredToken(_ name: String = "access-0") -> OAuthToken {
@@ -60,7 +58,9 @@
                     "SELECT version FROM \(unescaped: table)_schema ORDER BY version", logger: Database.logger)
                 var versions: [Int] = []
                 for try await version in rows.decode(Int.self) { versions.append(version) }
-                #expect(versions == [PostgresTokenStore.schemaVersion], "one row per version, however often it ran")
+                #expect(
+                    versions == Array(1...PostgresTokenStore.schemaVersion), "one row per version, however often it ran"
+                )
                 try await store.save(Data("x".utf8), forKey: "k")
                 #expect(try await store.load(forKey: "k") == Data("x".utf8))
             }
@@ -224,107 +224,154 @@
             }
         }
 
-        @Test func aLockHeldTooLongFailsTheRefreshWithoutRefreshing() async throws {
+        @Test func aLeaseHeldTooLongFailsTheRefreshWithoutRefreshing() async throws {
             let url = try #require(Database.shared)
             let flow = FakeFlow()
             try await Database.withClient(url) { client in
-                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
-                try await client.withConnection { holder in
-                    try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
-                    #expect(try await Database.advisoryLocksHeld(lockID, on: client) == 1)
-                    let authenticator = OAuthAuthenticator(
-                        flow: flow, store: store, configuration: .init(storeLockTimeout: 0.5))
-                    let error = await #expect(throws: AuthenticationError.self) {
-                        try await authenticator.validCredential()
-                    }
-                    #expect(error?.code == .refreshFailed)
-                    #expect((error?.underlyingError as? TokenStoreError)?.code == .lockTimedOut)
-                    #expect(flow.refreshCalls == 0, "never refreshed without the lock")
-                    try await holder.query("SELECT pg_advisory_unlock(\(lockID))", logger: Database.logger).drain()
+                let store = try await storeWithExpiredGrant(client, flow)
+                try await Database.holdLease(table: table, key: flow.storeKey, for: 60, on: client)
+                let authenticator = OAuthAuthenticator(
+                    flow: flow, store: store, configuration: .init(storeLockTimeout: 0.5))
+                let error = await #expect(throws: AuthenticationError.self) {
+                    try await authenticator.validCredential()
                 }
+                #expect(error?.code == .refreshFailed)
+                #expect((error?.underlyingError as? TokenStoreError)?.code == .lockTimedOut)
+                #expect(flow.refreshCalls == 0, "never refreshed without the lease")
+                #expect(try await Database.leaseHeld(table: table, key: flow.storeKey, on: client))
             }
         }
 
-        /// Another machine holds the lock while the replica needs a refresh; when it releases it,
-        /// the replica uses what it stored, or refreshes itself when it stored nothing new.
+        /// Another machine holds the lease while the replica needs a refresh; when it releases it,
+        /// the replica uses what it stored, or refreshes itself when it stored nothing new. While
+        /// it waits, the replica holds no connection: its pool has one, and the other machine's
+        /// statements still get through on a pool of one.
         @Test(arguments: [true, false])
-        func aWaiterAdoptsWhatTheLockHolderStoredOrRefreshesItself(holderStoresAToken: Bool) async throws {
+        func aWaiterAdoptsWhatTheLeaseHolderStoredOrRefreshesItself(holderStoresAToken: Bool) async throws {
             let url = try #require(Database.shared)
             let flow = FakeFlow()
             try await Database.withClient(url) { client in
-                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
+                let store = try await storeWithExpiredGrant(client, flow)
                 let authenticator = OAuthAuthenticator(flow: flow, store: store)
                 _ = try await authenticator.currentCredential()
-                try await Database.withClient(url) { other in
-                    try await other.withConnection { holder in
-                        try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
-                        let waiter = Task { try await authenticator.validCredential().accessToken }
-                        // The waiter is queued behind the lock (a shared request in pg_locks).
-                        var queued = 0
-                        for _ in 0..<200 where queued == 0 {
-                            try await Task.sleep(nanoseconds: 10_000_000)
-                            let rows = try await holder.query(
-                                "SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-                                logger: Database.logger)
-                            for try await count in rows.decode(Int.self) { queued = count }
-                        }
-                        #expect(queued >= 1)
-                        if holderStoresAToken {
-                            let fresh = OAuthToken(
-                                accessToken: "from-the-holder", expiresAt: Date().addingTimeInterval(3600),
-                                refreshToken: "refresh-holder", issuedAt: Date())
-                            try await store.save(try JSONEncoder().encode(fresh), forKey: flow.storeKey)
-                        }
-                        try await holder.query("SELECT pg_advisory_unlock(\(lockID))", logger: Database.logger).drain()
-                        let token = try await waiter.value
-                        #expect(token == (holderStoresAToken ? "from-the-holder" : "access-1"))
-                        #expect(flow.refreshCalls == (holderStoresAToken ? 0 : 1))
-                    }
+                try await Database.holdLease(table: table, key: flow.storeKey, for: 60, on: client)
+                let before = try await Database.statements(naming: "\(table)_leases", on: client)
+                let waiter = Task { try await authenticator.validCredential().accessToken }
+                // The waiter polls the lease with short statements.
+                var polls = 0
+                for _ in 0..<200 where polls < 3 {
+                    try await Task.sleep(nanoseconds: 20_000_000)
+                    polls = try await Database.statements(naming: "\(table)_leases", on: client) - before
                 }
-                #expect(try await Database.advisoryLocksHeld(lockID, on: client) == 0)
+                #expect(polls >= 3, "the waiter polls")
+                #expect(flow.refreshCalls == 0)
+                if holderStoresAToken {
+                    let fresh = OAuthToken(
+                        accessToken: "from-the-holder", expiresAt: Date().addingTimeInterval(3600),
+                        refreshToken: "refresh-holder", issuedAt: Date())
+                    try await store.save(try JSONEncoder().encode(fresh), forKey: flow.storeKey)
+                }
+                try await Database.releaseLease(table: table, key: flow.storeKey, on: client)
+                let token = try await waiter.value
+                #expect(token == (holderStoresAToken ? "from-the-holder" : "access-1"))
+                #expect(flow.refreshCalls == (holderStoresAToken ? 0 : 1))
+                #expect(try await Database.leaseHeld(table: table, key: flow.storeKey, on: client) == false)
             }
         }
 
-        /// A healthy database with the lock held elsewhere for 20 s: the refresh waits (it is not
-        /// reported unavailable after the 10 s response timeout), then takes the lock and refreshes.
-        @Test func aLockHeldElsewhereForTwentySecondsIsWaitedForThenUsed() async throws {
+        /// A waiting replica holds no connection: with a pool of one connection, its own store's
+        /// other statements (another entry's save) get through while it waits.
+        @Test func aWaitingReplicaHoldsNoConnection() async throws {
+            let url = try #require(Database.shared)
+            let flow = FakeFlow()
+            try await Database.withClient(url) { setup in
+                _ = try await storeWithExpiredGrant(setup, flow)
+                try await Database.holdLease(table: table, key: flow.storeKey, for: 60, on: setup)
+                try await Database.withClient(url, maximumConnections: 1) { single in
+                    let store = try await store(single, migrate: false)
+                    let authenticator = OAuthAuthenticator(flow: flow, store: store)
+                    _ = try await authenticator.currentCredential()
+                    let waiter = Task { try await authenticator.validCredential().accessToken }
+                    try await Task.sleep(nanoseconds: 300_000_000)
+                    for index in 0..<5 {
+                        try await store.save(Data("other \(index)".utf8), forKey: "other-entry")
+                    }
+                    #expect(try await store.load(forKey: "other-entry") == Data("other 4".utf8))
+                    try await Database.releaseLease(table: table, key: flow.storeKey, on: setup)
+                    #expect(try await waiter.value == "access-1")
+                }
+            }
+        }
+
+        /// A healthy database with the lease held elsewhere for 20 s: the refresh waits (it is not
+        /// reported unavailable after the 10 s response timeout), then takes the lease and refreshes.
+        @Test func aLeaseHeldElsewhereForTwentySecondsIsWaitedForThenUsed() async throws {
             let url = try #require(Database.shared)
             let flow = FakeFlow()
             try await Database.withClient(url) { client in
-                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
+                let store = try await storeWithExpiredGrant(client, flow)
                 let authenticator = OAuthAuthenticator(flow: flow, store: store)  // lock timeout 60 s
                 _ = try await authenticator.currentCredential()
-                try await Database.withClient(url) { other in
-                    try await other.withConnection { holder in
-                        try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
-                        let waiter = Task { try await authenticator.validCredential().accessToken }
-                        try await Task.sleep(for: .seconds(20))
-                        #expect(flow.refreshCalls == 0, "nobody refreshed while the lock was held")
-                        try await holder.query("SELECT pg_advisory_unlock(\(lockID))", logger: Database.logger).drain()
-                        #expect(try await waiter.value == "access-1", "waited for, then used")
-                        #expect(flow.refreshCalls == 1)
-                    }
-                }
+                try await Database.holdLease(table: table, key: flow.storeKey, for: 60, on: client)
+                let waiter = Task { try await authenticator.validCredential().accessToken }
+                try await Task.sleep(for: .seconds(20))
+                #expect(flow.refreshCalls == 0, "nobody refreshed while the lease was held")
+                try await Database.releaseLease(table: table, key: flow.storeKey, on: client)
+                #expect(try await waiter.value == "access-1", "waited for, then used")
+                #expect(flow.refreshCalls == 1)
             }
         }
 
-        @Test func aLockIsFreeAtOnceWhenItsHoldersSessionEnds() async throws {
+        /// A replica that took the lease and died never renews it: once it expires (by the
+        /// database's clock), a waiting replica takes it over and refreshes.
+        @Test func aLeaseWhoseHolderDiedIsTakenOverOnceItExpires() async throws {
             let url = try #require(Database.shared)
             let flow = FakeFlow()
             try await Database.withClient(url) { client in
-                let (store, lockID) = try await storeWithExpiredGrant(client, flow)
-                // Another machine takes the lock, then its connection dies.
-                try await Database.withClient(url) { other in
-                    try await other.withConnection { holder in
-                        try await holder.query("SELECT pg_advisory_lock(\(lockID))", logger: Database.logger).drain()
-                        try await holder.close()
-                    }
-                }
+                let store = try await storeWithExpiredGrant(client, flow)
+                try await Database.holdLease(table: table, key: flow.storeKey, for: 2, on: client)
                 let authenticator = OAuthAuthenticator(
                     flow: flow, store: store, configuration: .init(storeLockTimeout: 30))
-                // Had the lock outlived its session, this would fail with lockTimedOut.
+                // Had the lease outlived its expiry, this would fail with lockTimedOut.
                 #expect(try await authenticator.validCredential().accessToken == "access-1")
-                #expect(try await Database.advisoryLocksHeld(lockID, on: client) == 0)
+                #expect(flow.refreshCalls == 1)
+                #expect(try await Database.leaseHeld(table: table, key: flow.storeKey, on: client) == false)
+            }
+        }
+
+        /// The refreshing replica renews its lease while the authorization server takes longer
+        /// than the lease lasts, so no other replica takes over meanwhile.
+        @Test func aSlowRefreshKeepsItsLeaseByRenewingIt() async throws {
+            let url = try #require(Database.shared)
+            let flow = FakeFlow()
+            let gate = Gate()  // the authorization server answers when the test says
+            flow.state.withLock { $0.gate = gate }
+            try await Database.withClient(url) { client in
+                _ = try await storeWithExpiredGrant(client, flow)
+                let store = try PostgresTokenStore(
+                    client: client, key: key,
+                    configuration: .init(
+                        tableName: table, operationTimeout: Database.operationTimeout, leaseDuration: 4))
+                let first = OAuthAuthenticator(flow: flow, store: store)
+                let second = OAuthAuthenticator(flow: flow, store: store)
+                let refreshing = Task { try await first.validCredential().accessToken }
+                var held = false
+                for _ in 0..<200 where !held {
+                    try await Task.sleep(nanoseconds: 10_000_000)
+                    held = try await Database.leaseHeld(table: table, key: flow.storeKey, on: client)
+                }
+                #expect(held)
+                // Past two of the lease's lifetimes; renewed every 1.3 s, it has 2.7 s of margin
+                // for a renewal slowed by a busy machine.
+                try await Task.sleep(for: .seconds(9))
+                #expect(try await Database.leaseHeld(table: table, key: flow.storeKey, on: client), "renewed")
+                let waiting = Task { try await second.validCredential().accessToken }
+                try await Task.sleep(for: .seconds(1.5))
+                #expect(flow.refreshCalls == 1, "the second replica waits: the lease is still held")
+                await gate.open()
+                #expect(try await refreshing.value == "access-1")
+                #expect(try await waiting.value == "access-1", "adopted, not refreshed")
+                #expect(flow.refreshCalls == 1)
             }
         }
     }

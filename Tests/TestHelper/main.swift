@@ -11,6 +11,12 @@
 //       AUTHREQ_HELPER_TABLE, key AUTHREQ_HELPER_TOKEN_KEY in Base64; needs the PostgreSQL trait).
 //       With AUTHREQ_HELPER_CRASH_AT set, the process kills itself with SIGKILL during its
 //       refresh: before-request, after-send, after-response or during-write.
+//       A postgres:// STORE can stand for several replicas in this one process:
+//       AUTHREQ_HELPER_REPLICAS (1 unless set) independent replicas, each with a connection pool
+//       (AUTHREQ_HELPER_PG_MAX_CONNECTIONS, AUTHREQ_HELPER_PG_IDLE_MS), a store (its operation
+//       and response timeouts AUTHREQ_HELPER_PG_TIMEOUT seconds if set) and an
+//       authenticator of its own, all starting at AUTHREQ_HELPER_START_AT (seconds since 1970)
+//       if set; the JSON line then also counts "replicasServed" (every request succeeded).
 //   authreq-test-helper grant-requests STORE CLIENT_ID COUNT RESOURCE...
 //       Discovers the resources (one authorization server), uses the public CLIENT_ID registered
 //       for it, and sends COUNT concurrent GETs to each resource with the tokens of the grant
@@ -114,30 +120,59 @@ struct CrashingStore: TokenStore {
     }
 }
 
-/// The store a `STORE` argument names; database stores run their connection pool meanwhile.
-func withStore<Value>(_ location: String, _ body: (CrashingStore) async throws -> Value) async throws -> Value {
+/// The stores a `STORE` argument names, one per replica; database stores run their connection
+/// pools meanwhile.
+func withStores<Value>(_ location: String, _ body: ([CrashingStore]) async throws -> Value) async throws -> Value {
+    let environment = ProcessInfo.processInfo.environment
     if location.hasPrefix("postgres://") {
         #if PostgreSQL
             guard let url = URL(string: location),
-                let table = ProcessInfo.processInfo.environment["AUTHREQ_HELPER_TABLE"],
-                let key = ProcessInfo.processInfo.environment["AUTHREQ_HELPER_TOKEN_KEY"]
+                let table = environment["AUTHREQ_HELPER_TABLE"],
+                let key = environment["AUTHREQ_HELPER_TOKEN_KEY"]
             else { fail("a postgres:// store needs AUTHREQ_HELPER_TABLE and AUTHREQ_HELPER_TOKEN_KEY") }
-            let client = PostgresClient(
-                configuration: .init(
-                    host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
-                    password: nil, database: String(url.path.dropFirst()), tls: .disable))
-            let store = try PostgresTokenStore(
-                client: client, key: TokenEncryptionKey(id: "test", base64: key),
-                configuration: .init(tableName: table))
-            let runner = Task { await client.run() }
-            defer { runner.cancel() }
-            return try await body(CrashingStore(base: store, directory: nil))
+            let replicas = environment["AUTHREQ_HELPER_REPLICAS"].flatMap { Int($0) } ?? 1
+            var options = PostgresClient.Configuration.Options()
+            if let maximum = environment["AUTHREQ_HELPER_PG_MAX_CONNECTIONS"].flatMap({ Int($0) }) {
+                options.maximumConnections = maximum
+            }
+            if let idle = environment["AUTHREQ_HELPER_PG_IDLE_MS"].flatMap({ Int($0) }) {
+                options.connectionIdleTimeout = .milliseconds(idle)
+            }
+            var configuration = PostgresClient.Configuration(
+                host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
+                password: nil, database: String(url.path.dropFirst()), tls: .disable)
+            configuration.options = options
+            let clients = (0..<replicas).map { _ in PostgresClient(configuration: configuration) }
+            var storeConfiguration = PostgresTokenStore.Configuration(tableName: table)
+            if let seconds = environment["AUTHREQ_HELPER_PG_TIMEOUT"].flatMap(TimeInterval.init) {
+                storeConfiguration.operationTimeout = seconds
+                storeConfiguration.responseTimeout = seconds
+            }
+            let stores = try clients.map { client in
+                CrashingStore(
+                    base: try PostgresTokenStore(
+                        client: client, key: TokenEncryptionKey(id: "test", base64: key),
+                        configuration: storeConfiguration),
+                    directory: nil)
+            }
+            let runners = clients.map { client in Task { await client.run() } }
+            defer { runners.forEach { $0.cancel() } }
+            return try await body(stores)
         #else
             fail("this helper was built without the PostgreSQL trait")
         #endif
     }
     let directory = URL(fileURLWithPath: location)
-    return try await body(CrashingStore(base: FileTokenStore(directory: directory), directory: directory))
+    return try await body([CrashingStore(base: FileTokenStore(directory: directory), directory: directory)])
+}
+
+/// Waits until `AUTHREQ_HELPER_START_AT`, when set, so that replicas in many processes start together.
+func waitForTheStart() async throws {
+    guard let start = ProcessInfo.processInfo.environment["AUTHREQ_HELPER_START_AT"].flatMap(Double.init) else {
+        return
+    }
+    let wait = start - Date().timeIntervalSince1970
+    if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
 }
 
 struct Get: AuthenticatedResource {
@@ -156,6 +191,11 @@ func concurrentGets(_ gets: [(OAuthAuthenticator, URL)]) async -> [String?] {
                     _ = try await Get(authenticator: authenticator, url: url).request()
                     return nil
                 } catch let error as AuthenticationError {
+                    // The store's failure under a refresh failure says which (unavailable, a lock
+                    // timeout); nothing secret is in either.
+                    if let store = error.underlyingError as? TokenStoreError {
+                        return "\(error.code): \(store.code) (\(store.underlyingError.map { "\($0)" } ?? ""))"
+                    }
                     return "\(error.code)"
                 } catch let error as ResourceError {
                     return "status \(error.statusCode ?? 0)"
@@ -170,11 +210,15 @@ func concurrentGets(_ gets: [(OAuthAuthenticator, URL)]) async -> [String?] {
     }
 }
 
-/// Prints `{"successes": N, "errors": {"<description>": N}}`.
-func printSummary(of outcomes: [String?]) throws {
+/// Prints `{"successes": N, "errors": {"<description>": N}, "replicasServed": R}`, where the
+/// outcomes are grouped by replica (one group unless given).
+func printSummary(of outcomes: [String?], byReplica groups: [[String?]]? = nil) throws {
     var errors: [String: Int] = [:]
     for case let error? in outcomes { errors[error, default: 0] += 1 }
-    let summary: [String: Any] = ["successes": outcomes.filter { $0 == nil }.count, "errors": errors]
+    let served = (groups ?? [outcomes]).filter { $0.allSatisfy { $0 == nil } }.count
+    let summary: [String: Any] = [
+        "successes": outcomes.filter { $0 == nil }.count, "errors": errors, "replicasServed": served,
+    ]
     let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
     print(String(decoding: json, as: UTF8.self))
 }
@@ -208,20 +252,32 @@ case "requests":
     else { fail("usage: requests STORE TOKEN_ENDPOINT CLIENT_ID API_URL COUNT [CLIENT_SECRET]") }
     let client: ClientAuthentication =
         values.count == 6 ? .clientSecretPost(id: values[2], secret: values[5]) : .none(id: values[2])
-    let outcomes = try await withStore(values[0]) { store in
-        let restored = try await OAuthAuthenticator.restore(
-            tokenEndpoint: tokenEndpoint,
-            client: client,
-            store: store,
-            configuration: .init(tokenTransport: CrashingTransport(), storeLockTimeout: 30)
-        )
-        guard let authenticator = restored else {
-            print(#"{"successes":0,"errors":{"no session":\#(count)}}"#)
-            exit(0)
+    let groups = try await withStores(values[0]) { stores in
+        try await waitForTheStart()
+        return try await withThrowingTaskGroup(of: [String?].self) { replicas in
+            for store in stores {
+                replicas.addTask {
+                    let restored: OAuthAuthenticator?
+                    do {
+                        restored = try await OAuthAuthenticator.restore(
+                            tokenEndpoint: tokenEndpoint,
+                            client: client,
+                            store: store,
+                            configuration: .init(tokenTransport: CrashingTransport(), storeLockTimeout: 30)
+                        )
+                    } catch {
+                        return Array(repeating: "restore failed: \(error)", count: count)
+                    }
+                    guard let authenticator = restored else { return Array(repeating: "no session", count: count) }
+                    return await concurrentGets(Array(repeating: (authenticator, api), count: count))
+                }
+            }
+            var all: [[String?]] = []
+            for try await outcomes in replicas { all.append(outcomes) }
+            return all
         }
-        return await concurrentGets(Array(repeating: (authenticator, api), count: count))
     }
-    try printSummary(of: outcomes)
+    try printSummary(of: groups.flatMap { $0 }, byReplica: groups)
 case "grant-requests":
     let values = Array(arguments.dropFirst())
     guard values.count >= 4, let count = Int(values[2]) else {

@@ -9,7 +9,16 @@
         package static let environment = ProcessInfo.processInfo.environment
         package static let shared = environment["AUTHREQ_TEST_POSTGRES"].flatMap(URL.init(string:))
         package static let faults = environment["AUTHREQ_TEST_POSTGRES_FAULTS"].flatMap(URL.init(string:))
-        package static let isConfigured = shared != nil && faults != nil
+        /// The server with PostgreSQL's default `max_connections` (100), for the fleet tests.
+        package static let fleet = environment["AUTHREQ_TEST_POSTGRES_FLEET"].flatMap(URL.init(string:))
+        /// The same three databases through PgBouncer in transaction pooling mode (20 server
+        /// connections each).
+        package static let pgbouncer = environment["AUTHREQ_TEST_PGBOUNCER"].flatMap(URL.init(string:))
+        package static let pgbouncerFaults = environment["AUTHREQ_TEST_PGBOUNCER_FAULTS"].flatMap(URL.init(string:))
+        package static let pgbouncerFleet = environment["AUTHREQ_TEST_PGBOUNCER_FLEET"].flatMap(URL.init(string:))
+        package static let isConfigured =
+            shared != nil && faults != nil && fleet != nil && pgbouncer != nil && pgbouncerFaults != nil
+            && pgbouncerFleet != nil
         package static let notRunReason =
             "AUTHREQ_TEST_POSTGRES is not set, so the PostgreSQL tests were NOT run. Run Scripts/test to run them."
 
@@ -67,16 +76,36 @@
             return 0
         }
 
-        /// How many sessions hold the advisory lock `lockID` right now.
-        package static func advisoryLocksHeld(_ lockID: Int64, on client: PostgresClient) async throws -> Int {
+        /// Whether a replica holds the refresh lease of `key` in `table` now.
+        package static func leaseHeld(table: String, key: String, on client: PostgresClient) async throws -> Bool {
             let rows = try await client.query(
-                """
-                SELECT count(*)::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-                AND ((classid::bigint << 32) | objid::bigint) = \(lockID)
-                """,
+                "SELECT expires_at > clock_timestamp() FROM \(unescaped: table)_leases WHERE store_key = \(key)",
                 logger: logger)
-            for try await count in rows.decode(Int.self) { return count }
-            return 0
+            for try await held in rows.decode(Bool.self) { return held }
+            return false
+        }
+
+        /// Another machine takes the refresh lease of `key` in `table` for `seconds`, as a replica
+        /// that then stops renewing it (dies) would.
+        package static func holdLease(
+            table: String, key: String, for seconds: Double, on client: PostgresClient
+        ) async throws {
+            try await client.query(
+                """
+                INSERT INTO \(unescaped: table)_leases (store_key, holder, expires_at)
+                VALUES (\(key), 'another machine', clock_timestamp() + make_interval(secs => \(seconds)))
+                ON CONFLICT (store_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+                """,
+                logger: logger
+            ).readAll()
+        }
+
+        /// Another machine gives up the lease it took with ``holdLease(table:key:for:on:)``.
+        package static func releaseLease(table: String, key: String, on client: PostgresClient) async throws {
+            try await client.query(
+                "DELETE FROM \(unescaped: table)_leases WHERE store_key = \(key) AND holder = 'another machine'",
+                logger: logger
+            ).readAll()
         }
 
         /// Stops or starts the `faults` server (`Scripts/postgres.sh faults stop|start`).
@@ -94,6 +123,13 @@
         package struct ControlError: Error, CustomStringConvertible {
             package let message: String
             package var description: String { message }
+        }
+    }
+
+    extension PostgresRowSequence {
+        /// Reads the whole reply, so that a statement's late error is seen.
+        fileprivate func readAll() async throws {
+            for try await _ in self {}
         }
     }
 #endif

@@ -11,7 +11,8 @@ import Foundation
 ///
 /// A store that several processes (or machines) share can coordinate their refreshes, so that
 /// one refresh token is spent once: implement ``withRefreshLock(forKey:timeout:_:)`` with a lock
-/// that dies with its holder (`flock`, a database session) and set ``coordinatesProcesses``. The
+/// that dies with its holder (`flock`), or a lease that expires unless its holder renews it (a
+/// database row), and set ``coordinatesProcesses``. The
 /// interceptor then runs one algorithm for every such store:
 /// 1. A request with a valid credential in memory touches no store.
 /// 2. A refresh takes the lock for the entry and re-reads it; a newer, valid credential that
@@ -41,8 +42,9 @@ public protocol TokenStore: Sendable {
     /// Runs `body` while holding the refresh lock of the entry `key`, waiting at most `timeout`
     /// seconds for it.
     ///
-    /// The lock must be released when its holder dies (a crashed process must not lock everyone
-    /// out). The default runs `body` at once, for stores that one process uses.
+    /// The lock must be released when its holder dies, at once or when its lease expires (a
+    /// crashed process must not lock everyone out). The default runs `body` at once, for stores
+    /// that one process uses.
     /// - Throws: ``TokenStoreError/Code/lockTimedOut`` when the lock could not be had in time.
     func withRefreshLock<Value: Sendable>(
         forKey key: String,
