@@ -195,6 +195,30 @@ def main(folder):
             statements == 0 and fleet_calls == 0,
         )
 
+    # Fleet at scale (issue 37): K replicas, max_connections 100, directly and through PgBouncer.
+    for size in (16, 64, 200):
+        for route, budget in (("direct", 100), ("through PgBouncer (pool 20)", 20)):
+            name = f"Fleet at scale: {size} replicas {route}, max connections 100"
+            served = metric(results, name, "expiry to the last replica served ms")
+            total = metric(results, name, "database statements, all replicas")
+            scale_refreshes = metric(results, name, "refreshes per expiry", "100.0")
+            peak = metric(results, name, "peak server connections", "100.0")
+            if None in (served, total, scale_refreshes, peak):
+                continue
+            row(
+                f"Fleet at scale, {size} replicas {route}: refreshes per expiry (max); peak server connections (max)",
+                f"{scale_refreshes:.0f}; {peak:.0f}",
+                f"exactly 1; <= {budget}",
+                scale_refreshes == 1 and peak <= budget,
+            )
+            rows.append((
+                f"(info) Fleet at scale, {size} replicas {route}: expiry to the last replica served (p50); "
+                "statements per replica",
+                f"{served:.0f} ms; {total / size:.1f}",
+                "-",
+                "-",
+            ))
+
     # 3. Coalesced refresh.
     expired, valid = "Coalesced refresh: 10000 concurrent, expired token", "Coalesced refresh: 10000 concurrent, valid token"
     refreshes = metric(results, expired, "refreshes", "100.0")

@@ -20,6 +20,7 @@ let benchmarks: @Sendable () -> Void = {
     parsingBenchmarks()
     sessionBenchmarks()
     fleetBenchmarks()
+    fleetAtScaleBenchmarks()
     openIDBenchmarks()
     dpopBenchmarks()
     mcpBenchmarks()
