@@ -34,6 +34,7 @@ Usage: python server.py PORT [--access-token-lifetime SECONDS]
 """
 
 import argparse
+import re
 import secrets
 import threading
 import time
@@ -45,6 +46,7 @@ from authlib.oauth2.rfc6750 import BearerTokenValidator
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
+from authlib.oauth2.rfc7523 import JWTBearerGrant as BaseJWTBearerGrant
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
 from authlib.oauth2.rfc9207 import IssuerParameter
@@ -70,6 +72,7 @@ ALL_GRANTS = [
     "authorization_code",
     "refresh_token",
     "urn:ietf:params:oauth:grant-type:device_code",
+    "urn:ietf:params:oauth:grant-type:jwt-bearer",
 ]
 
 
@@ -192,6 +195,12 @@ class AuthorizationCode(AuthorizationCodeMixin):
 
 
 def token_expires_in(client, grant_type):
+    # A resource named .../rs/<name>-ttl<seconds> asks for tokens of that lifetime: tests whose
+    # processes must outlast a token on a loaded machine give it the margin they need.
+    for resource in request.form.getlist("resource"):
+        match = re.search(r"-ttl(\d+)$", resource)
+        if match:
+            return int(match.group(1))
     return getattr(client, "access_token_lifetime", None) or ARGS.access_token_lifetime
 
 
@@ -342,6 +351,33 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
 
 class ClientCredentialsGrant(grants.ClientCredentialsGrant):
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+
+# RFC 7523 §2.1: a workload's token, issued by a platform the test registered for a client
+# (POST /test/clients with workload_issuer and workload_jwk), is a grant for that client.
+WORKLOAD_ISSUERS = {}  # the platform's issuer -> client_id
+
+
+class JWTBearerGrant(BaseJWTBearerGrant):
+    def resolve_issuer_client(self, issuer):
+        with LOCK:
+            client_id = WORKLOAD_ISSUERS.get(issuer)
+            return CLIENTS.get(client_id) if client_id else None
+
+    def resolve_client_public_key(self, client):
+        return client.workload_key
+
+    def authenticate_user(self, subject):
+        return subject
+
+    def has_granted_permission(self, client, user):
+        # The test reads which workload token each grant presented.
+        with LOCK:
+            STATS[client.client_id][f"jwt-bearer sub:{user}"] += 1
+        return True
+
+    def get_audiences(self):
+        return [ISSUER + "/token", ISSUER]
 
 
 class DeviceGrant(DeviceCodeGrant):
@@ -825,8 +861,13 @@ def create_client():
         access_token_lifetime=body.get("access_token_lifetime"),
         id_token_alg=body.get("id_token_alg", "RS256"),
     )
+    client.workload_key = None
+    if body.get("workload_issuer"):
+        client.workload_key = ECKey.import_key(body["workload_jwk"])
     with LOCK:
         CLIENTS[client_id] = client
+        if body.get("workload_issuer"):
+            WORKLOAD_ISSUERS[body["workload_issuer"]] = client_id
     return jsonify(client_id=client_id, client_secret=secret)
 
 
@@ -858,6 +899,7 @@ def main():
     server.register_grant(RefreshTokenGrant)
     server.register_grant(ClientCredentialsGrant)
     server.register_grant(DeviceGrant)
+    server.register_grant(JWTBearerGrant)
     server.register_endpoint(DeviceEndpoint)
     server.register_endpoint(Revocation)
     server.register_endpoint(Introspection)

@@ -87,4 +87,69 @@ import Testing
         let error = await #expect(throws: OAuthError.self) { try await flow.obtainToken(for: context) }
         #expect(error?.description.contains(assertion) == false)
     }
+
+    // MARK: GitHub Actions
+
+    static let runner: @Sendable () -> [String: String] = {
+        [
+            "ACTIONS_ID_TOKEN_REQUEST_URL": "https://pipelines.actions.example.com/idtoken?api-version=2.0",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "runner-request-token-SECRET",
+        ]
+    }
+
+    @Test func gitHubActionsTokenIsRequestedFromTheRunnerForEveryGrant() async throws {
+        let flow = JWTBearerFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "ci"),
+            assertion: .gitHubActions(audience: "https://auth.example.com", environment: Self.runner))
+        server.reply(
+            json: #"{"count":1,"value":"\#(jwt(subject: "repo:acme/app:ref:refs/heads/main", expiresIn: 300))"}"#)
+        server.reply(json: tokenReply())
+        let first = try await flow.obtainToken(for: context)
+        server.reply(json: #"{"count":1,"value":"\#(jwt(subject: "second", expiresIn: 300))"}"#)
+        server.reply(json: tokenReply())
+        _ = try await flow.refresh(first, for: context)
+        let sent = server.requests
+        #expect(sent.count == 4, "runner, token endpoint, runner, token endpoint")
+        let runnerRequest = try #require(sent.first?.request)
+        #expect(
+            runnerRequest.url?.absoluteString
+                == "https://pipelines.actions.example.com/idtoken?api-version=2.0&audience=https://auth.example.com")
+        #expect(sent[0].header("Authorization") == "bearer runner-request-token-SECRET")
+        #expect(sent[1].form["assertion"] == jwt(subject: "repo:acme/app:ref:refs/heads/main", expiresIn: 300))
+        #expect(sent[3].form["assertion"] == jwt(subject: "second", expiresIn: 300), "asked again")
+        #expect(sent[1].header("Authorization") == nil, "the runner's token never goes to the token endpoint")
+    }
+
+    @Test func gitHubActionsOutsideARunnerOrRefusedIsATypedErrorWithoutTheRunnerToken() async throws {
+        let outside = JWTBearerFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "ci"),
+            assertion: .gitHubActions(audience: "aud", environment: { [:] }))
+        let missing = await #expect(throws: AssertionError.self) { try await outside.obtainToken(for: context) }
+        #expect(missing?.code == .unreadable)
+        #expect(missing?.message.contains("id-token: write") == true)
+
+        let refused = JWTBearerFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "ci"),
+            assertion: .gitHubActions(audience: "aud", environment: Self.runner))
+        server.reply(status: 403, json: #"{"message":"no permission for runner-request-token-SECRET"}"#)
+        let error = await #expect(throws: AssertionError.self) { try await refused.obtainToken(for: context) }
+        #expect(error?.code == .unreadable)
+        #expect(error?.message.contains("403") == true)
+        #expect(error.map { "\($0)" }?.contains("SECRET") == false)
+        #expect(server.requests.count == 1, "nothing reached the token endpoint")
+
+        let plain = JWTBearerFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "ci"),
+            assertion: .gitHubActions(
+                audience: "aud",
+                environment: {
+                    [
+                        "ACTIONS_ID_TOKEN_REQUEST_URL": "http://runner.example.com/t",
+                        "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "x",
+                    ]
+                }))
+        let insecure = await #expect(throws: AssertionError.self) { try await plain.obtainToken(for: context) }
+        #expect(insecure?.message.contains("plain HTTP") == true)
+        #expect(server.requests.count == 1, "the request token never goes over plain HTTP")
+    }
 }

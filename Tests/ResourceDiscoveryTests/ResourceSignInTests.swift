@@ -364,4 +364,86 @@ struct Probe: AuthenticatedResource {
             context: AuthenticationContext(transport: elsewhere.transport, clock: elsewhere.clock))
         #expect(none == nil, "metadata of another origin is not offered")
     }
+
+    // MARK: Machine sign-ins (MCP's workload identity federation)
+
+    /// An unsigned JWT naming `subject`, valid for ten minutes (the in-memory server does not
+    /// verify it; the client reads only `exp`).
+    static func workloadToken(_ subject: String, clock: TestClock) -> String {
+        let exp = Int(clock.now.timeIntervalSince1970) + 600
+        let payload = Base64URL.encode(
+            Data(#"{"iss":"https://k8s.example.com","sub":"\#(subject)","exp":\#(exp)}"#.utf8))
+        return Base64URL.encode(Data(#"{"alg":"RS256"}"#.utf8)) + ".\(payload).c2ln"
+    }
+
+    @Test func aWorkloadSignsInWithItsTokenFileAndGrantsAgainWithTheRotatedOneAtExpiry() async throws {
+        var settings = ResourceNetwork.Settings()
+        settings.issuesRefreshTokens = false
+        let network = ResourceNetwork(settings)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Self.workloadToken("first", clock: network.clock).write(to: file, atomically: true, encoding: .utf8)
+        let browser = ResourceNetwork.Browser(issuer: "https://auth.example.com")
+        let signIn = network.signIn(
+            method: .jwtBearer(.file(file)),
+            policy: ClientRegistrationPolicy(preRegistered: ["https://auth.example.com": .none(id: "workload")]),
+            browser: browser)
+        let authenticator = try await signIn.authenticator()
+        let resource = URL(string: "https://api.example.com/mcp")!
+        _ = try await Probe(authenticator: authenticator, url: resource).request()
+
+        let paths = network.requests.withLock { $0.map { $0.url?.path ?? "" } }
+        #expect(
+            paths == [
+                "/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
+                "/token", "/mcp",
+            ], "no registration, no browser")
+        #expect(browser.opened.withLock { $0.isEmpty })
+        let grant = ResourceNetwork.form(try #require(network.requests(to: "/token").first))
+        #expect(grant.contains { $0 == ("grant_type", JWTBearerFlow.grantType) })
+        #expect(grant.contains { $0 == ("assertion", Self.workloadToken("first", clock: network.clock)) })
+        #expect(grant.contains { $0 == ("resource", resource.absoluteString) })
+        #expect(grant.contains { $0 == ("scope", "notes:read") }, "the challenge's scope")
+
+        // The platform rotates the token; at expiry (no refresh token) the grant runs again.
+        let second = Self.workloadToken("second", clock: network.clock)
+        try second.write(to: file, atomically: true, encoding: .utf8)
+        network.clock.advance(by: 120)
+        _ = try await Probe(authenticator: authenticator, url: resource).request()
+        let again = ResourceNetwork.form(try #require(network.requests(to: "/token").last))
+        #expect(network.requests(to: "/token").count == 2)
+        #expect(again.contains { $0 == ("grant_type", JWTBearerFlow.grantType) })
+        #expect(again.contains { $0 == ("assertion", second) })
+        #expect(again.contains { $0 == ("resource", resource.absoluteString) })
+    }
+
+    @Test(arguments: [
+        StepUpRequirement(reason: .insufficientUserAuthentication, acrValues: ["phr"]),
+        StepUpRequirement(reason: .insufficientUserAuthentication, maxAge: 300),
+    ])
+    func aMachineSignInAskedForAPersonsAuthenticationFailsAtOnce(requirement: StepUpRequirement) async throws {
+        let network = ResourceNetwork()
+        let signIn = network.signIn(
+            method: .clientCredentials,
+            policy: ClientRegistrationPolicy(
+                preRegistered: ["https://auth.example.com": .clientSecretBasic(id: "svc", secret: "s3cret")]))
+        let flow = try await signIn.flow()
+        let before = network.requests.withLock { $0.count }
+        let token = OAuthToken(accessToken: "at", expiresAt: network.clock.now.addingTimeInterval(60))
+        let context = AuthenticationContext(transport: network.transport, clock: network.clock)
+        let error = await #expect(throws: StepUpError.self) {
+            try await flow.stepUp(token, to: requirement, for: context)
+        }
+        #expect(error?.code == .interactionRequired)
+        #expect(error?.requirement == requirement)
+        #expect(network.requests.withLock { $0.count } == before, "nothing was sent")
+
+        // A larger scope is something the grant can give: it asks for it.
+        let scoped = try await flow.stepUp(
+            token, to: StepUpRequirement(reason: .insufficientScope, scope: "notes:write"), for: context)
+        #expect(scoped.accessToken.hasPrefix("at-client_credentials-"))
+        let form = ResourceNetwork.form(try #require(network.requests(to: "/token").last))
+        // The form's `+` is a space.
+        #expect(form.contains { $0 == ("scope", "notes:read+notes:write") }, "\(form)")
+    }
 }

@@ -26,6 +26,8 @@ package final class ResourceNetwork: Sendable {
         package var tokenError: String? = nil
         /// The `token_type` of issued tokens (`DPoP` for a DPoP-bound token).
         package var tokenType = "Bearer"
+        /// Whether tokens come with a refresh token (machine grants often have none).
+        package var issuesRefreshTokens = true
         package init(
             resource: String = "https://api.example.com/mcp", metadataResource: String? = nil,
             metadataIssuer: String? = nil, challengeMethods: String = #"["S256"]"#,
@@ -108,8 +110,8 @@ package final class ResourceNetwork: Sendable {
                 return try InMemoryTransport.reply(
                     to: request,
                     json:
-                        #"{"access_token":"at-\#(grant)-\#(UUID().uuidString)","token_type":"\#(settings.tokenType)","expires_in":60,"#
-                        + #""refresh_token":"rt-\#(UUID().uuidString)"}"#)
+                        #"{"access_token":"at-\#(grant)-\#(UUID().uuidString)","token_type":"\#(settings.tokenType)","expires_in":60"#
+                        + (settings.issuesRefreshTokens ? #","refresh_token":"rt-\#(UUID().uuidString)"}"# : "}"))
             default:
                 return try InMemoryTransport.reply(to: request, status: 404, json: "{}")
             }

@@ -120,8 +120,8 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
     public func assertion(clientID: String, endpoint: URL) async throws -> String {
         let (keys, kid) = await keyCollection()
         return try await ClientAssertionClaims.sign(
-            clientID: clientID, audience: audience.value(for: endpoint), lifetime: lifetime, now: clock.now, keys: keys,
-            kid: kid)
+            issuer: clientID, subject: clientID, audience: audience.value(for: endpoint), lifetime: lifetime,
+            now: clock.now, keys: keys, kid: kid)
     }
 }
 
@@ -158,20 +158,22 @@ public struct ClientSecretJWT: ClientAssertionSigner {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await ClientAssertionClaims.sign(
-            clientID: clientID, audience: audience.value(for: endpoint), lifetime: lifetime, now: clock.now, keys: keys,
-            kid: nil)
+            issuer: clientID, subject: clientID, audience: audience.value(for: endpoint), lifetime: lifetime,
+            now: clock.now, keys: keys, kid: nil)
     }
 }
 
 extension ClientAssertionClaims {
     /// Signs the claims of one assertion: a 256-bit random `jti`, `iat` now, `exp` after `lifetime`.
+    /// A client assertion names the client as both `iss` and `sub`; an authorization grant
+    /// assertion names the principal the token is for as `sub` (RFC 7523 §3).
     static func sign(
-        clientID: String, audience: String, lifetime: TimeInterval, now: Date, keys: JWTKeyCollection,
-        kid: JWKIdentifier?
+        issuer: String, subject: String, audience: String, lifetime: TimeInterval, now: Date,
+        keys: JWTKeyCollection, kid: JWKIdentifier?
     ) async throws -> String {
         let issued = Int(now.timeIntervalSince1970)
         let claims = ClientAssertionClaims(
-            iss: clientID, sub: clientID, aud: audience, jti: AuthorizationRequest.makeState(), iat: issued,
+            iss: issuer, sub: subject, aud: audience, jti: AuthorizationRequest.makeState(), iat: issued,
             exp: issued + max(1, Int(lifetime)))
         return try await keys.sign(claims, kid: kid, header: ["typ": "JWT"])
     }

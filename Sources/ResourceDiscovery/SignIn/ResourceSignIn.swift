@@ -40,9 +40,19 @@ public struct ResourceSignIn: Sendable {
         enum Kind: Sendable {
             case browser(any AuthorizationUserAgent)
             case clientCredentials
+            case jwtBearer(AssertionSource)
             case nonInteractive
         }
         let kind: Kind
+
+        /// Whether the client signs in as itself or a workload, never with a person: no browser,
+        /// and at expiry the grant again when no refresh token was issued.
+        var isMachine: Bool {
+            switch kind {
+            case .clientCredentials, .jwtBearer: true
+            case .browser, .nonInteractive: false
+            }
+        }
 
         /// The authorization code flow with PKCE S256 in `userAgent` (a browser, a web
         /// authentication session, a loopback receiver).
@@ -52,6 +62,14 @@ public struct ResourceSignIn: Sendable {
         /// The client credentials grant: a server signing in as itself, with a pre-registered
         /// confidential client.
         public static let clientCredentials = Method(kind: .clientCredentials)
+        /// The JWT bearer grant (RFC 7523 §2.1) with a workload's assertion, asked from `assertion`
+        /// for every grant (a Kubernetes projected service-account token, a SPIFFE JWT-SVID,
+        /// GitHub Actions' token, one the client signs): no browser, a pre-registered client,
+        /// `resource` on every token request, the scope from the challenge. The server must trust
+        /// the assertion's issuer (MCP's workload identity federation).
+        public static func jwtBearer(_ assertion: AssertionSource) -> Method {
+            Method(kind: .jwtBearer(assertion))
+        }
         /// No sign-in: a stored session is used and refreshed, and a request that needs the
         /// user fails with ``ResourceDiscoveryError/Code/interactionRequired``.
         public static let nonInteractive = Method(kind: .nonInteractive)
@@ -338,7 +356,8 @@ extension ResourceSignIn.Method {
 
     /// Obtains a token as this method says: the browser (PKCE, the `resources` on the
     /// authorization request, `exchangedFor` at the code exchange, `parameters` added), the
-    /// client credentials grant for `exchangedFor`, or the error `interactionRequired` makes.
+    /// client credentials or JWT bearer grant for `exchangedFor`, or the error
+    /// `interactionRequired` makes.
     func obtainToken(
         at server: AuthorizationServerMetadata,
         endpoint: TokenEndpoint,
@@ -363,6 +382,11 @@ extension ResourceSignIn.Method {
         case .clientCredentials:
             return try await ClientCredentialsFlow(
                 tokenEndpoint: endpoint.url, client: endpoint.client, scope: scope, resources: target
+            ).obtainToken(for: context)
+        case .jwtBearer(let assertion):
+            return try await JWTBearerFlow(
+                tokenEndpoint: endpoint.url, client: endpoint.client, assertion: assertion, scope: scope,
+                resources: target
             ).obtainToken(for: context)
         case .nonInteractive:
             throw interactionRequired()

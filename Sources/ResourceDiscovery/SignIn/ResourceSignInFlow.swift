@@ -54,7 +54,7 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
     /// `<client id>@<token endpoint>[#account=<account>]#resource=<resource>`.
     public var storeKey: String { endpoint.storeKey(account: account) + "#resource=\(resource.absoluteString)" }
 
-    /// Signs in: in the browser, with the client credentials grant, or not at all
+    /// Signs in: in the browser, with the client credentials or JWT bearer grant, or not at all
     /// (``ResourceDiscoveryError/Code/interactionRequired``).
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
         try await forgettingAnUnknownClient { try await obtainTokenOnce(for: context) }
@@ -93,12 +93,17 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
 
     /// Obtains a token that meets `requirement`, as the sign-in's method allows: in the browser
     /// with the union of the granted and required scopes and the `acr_values` and `max_age` asked
-    /// for (RFC 9470), or with the client credentials grant and that scope. A non-interactive
-    /// sign-in throws `StepUpError` (`StepUpError.Code.interactionRequired`), carrying what
-    /// is required; it never opens a browser.
+    /// for (RFC 9470), or with the client credentials or JWT bearer grant and that scope. A
+    /// non-interactive sign-in, and a machine grant asked for an authentication level or age
+    /// (which only a person signing in can give), throw `StepUpError`
+    /// (`StepUpError.Code.interactionRequired`) at once, carrying what is required; neither
+    /// opens a browser nor sends a request.
     public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
         async throws -> OAuthToken
     {
+        if method.isMachine, !requirement.acrValues.isEmpty || requirement.maxAge != nil {
+            throw StepUpError(.interactionRequired, requirement: requirement, url: resource)
+        }
         var parameters: [String: String] = [:]
         if !requirement.acrValues.isEmpty { parameters["acr_values"] = requirement.acrValues.joined(separator: " ") }
         if let maxAge = requirement.maxAge { parameters["max_age"] = String(maxAge) }
@@ -109,9 +114,13 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
         ) { StepUpError(.interactionRequired, requirement: requirement, url: resource) }
     }
 
-    /// Refreshes `token` at the token endpoint, naming the resource.
+    /// Refreshes `token` at the token endpoint, naming the resource; a machine grant without a
+    /// refresh token runs the grant again (with the source's current assertion).
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
-        try await forgettingAnUnknownClient { try await endpoint.refresh(token, context: context) }
+        if method.isMachine, token.refreshToken == nil {
+            return try await obtainToken(for: context)
+        }
+        return try await forgettingAnUnknownClient { try await endpoint.refresh(token, context: context) }
     }
 
     /// The resource, the issuer and the client; no secret.

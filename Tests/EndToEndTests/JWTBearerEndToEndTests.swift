@@ -1,0 +1,125 @@
+import AuthenticatedRequests
+import Foundation
+import JWTKit
+import OAuthFlows
+import OpenIDConnect
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+private typealias Server = TestAuthorizationServer
+
+/// RFC 7523 §2.1 against Authlib's JWT bearer grant (`authlib.oauth2.rfc7523`), which verifies
+/// each assertion's signature with the platform key the test registered, its `iss`, `aud` and
+/// `exp`: a workload token file rotated while the client runs, and an assertion the client signs.
+@Suite(.enabled(if: Server.isConfigured, Server.notRunReason))
+struct JWTBearerEndToEndTests {
+    struct Me: AuthenticatedResource {
+        typealias Output = Data
+        let authenticator: any RequestAuthenticator
+        let url: URL
+        func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
+    }
+
+    struct WorkloadClaims: JWTPayload {
+        let iss: String
+        let sub: String
+        let aud: String
+        let exp: Int
+        let iat: Int
+        let jti: String
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// A platform (a Kubernetes cluster, say) whose tokens the server trusts for a new client.
+    struct Platform {
+        let key = ES256PrivateKey()
+        let issuer = "https://platform-\(UUID().uuidString.prefix(8).lowercased()).example.com"
+
+        func register() async throws -> TestAuthorizationServer.Client {
+            let parameters = try #require(key.publicKey.parameters)
+            let jwk: [String: Any] = ["kty": "EC", "crv": "P-256", "x": parameters.x, "y": parameters.y]
+            let reply = try await Server.json(
+                "test/clients", method: "POST",
+                // Tokens of 30 s: the test moves its own clock past them, and a loaded machine
+                // never sees one expire at the server first.
+                body: ["public": true, "workload_issuer": issuer, "workload_jwk": jwk, "access_token_lifetime": 30])
+            return TestAuthorizationServer.Client(id: try #require(reply["client_id"] as? String), secret: nil)
+        }
+
+        /// A token for `subject`, as the platform would mount it in the workload's file.
+        func token(for subject: String, expiresIn: TimeInterval = 300, signedWith other: ES256PrivateKey? = nil)
+            async throws -> String
+        {
+            let keys = JWTKeyCollection()
+            await keys.add(ecdsa: other ?? key)
+            let now = Int(Date().timeIntervalSince1970)
+            return try await keys.sign(
+                WorkloadClaims(
+                    iss: issuer, sub: subject, aud: try Server.tokenEndpoint.absoluteString, exp: now + Int(expiresIn),
+                    iat: now, jti: UUID().uuidString))
+        }
+    }
+
+    @Test func aRotatedWorkloadTokenFileIsVerifiedByTheServerForEveryGrant() async throws {
+        let platform = Platform()
+        let client = try await platform.register()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await platform.token(for: "job-a").write(to: file, atomically: true, encoding: .utf8)
+        // The engine's clock moves the access token past its expiry without a sleep; the workload
+        // token's expiry (5 minutes, by the real clock) stays ahead of it.
+        let clock = TestClock(Date())
+        let authenticator = OAuthAuthenticator(
+            flow: JWTBearerFlow(
+                tokenEndpoint: try Server.tokenEndpoint, client: .none(id: client.id), assertion: .file(file)),
+            configuration: .init(clock: clock, allowsInsecureHTTP: true))
+        let me = Me(authenticator: authenticator, url: try Server.base.appendingPathComponent("api/me"))
+        _ = try await me.request()
+
+        // The platform rotates the token while the client runs; the next grant presents the new one.
+        try await platform.token(for: "job-b").write(to: file, atomically: true, encoding: .utf8)
+        clock.advance(by: 60)
+        _ = try await me.request()
+        let counts = try await Server.tokenRequests(client)
+        #expect(counts[JWTBearerFlow.grantType] == 2, "\(counts)")
+        #expect(counts["jwt-bearer sub:job-a"] == 1 && counts["jwt-bearer sub:job-b"] == 1, "\(counts)")
+        #expect(counts["refresh_token"] == nil, "no refresh token was issued: the grant ran again")
+    }
+
+    @Test func aTokenSignedByAnUntrustedKeyIsRefusedAndAnExpiredOneIsNotSent() async throws {
+        let platform = Platform()
+        let client = try await platform.register()
+        let forged = try await platform.token(for: "intruder", signedWith: ES256PrivateKey())
+        let flow = JWTBearerFlow(
+            tokenEndpoint: try Server.tokenEndpoint, client: .none(id: client.id), assertion: .fixed(forged))
+        let context = AuthenticationContext(transport: URLSessionTransport(), allowsInsecureHTTP: true)
+        let refused = await #expect(throws: OAuthError.self) { try await flow.obtainToken(for: context) }
+        #expect(refused?.code == .invalidGrant, "the server checked the signature: \(String(describing: refused))")
+
+        let expired = try await platform.token(for: "stale", expiresIn: -120)
+        let stale = JWTBearerFlow(
+            tokenEndpoint: try Server.tokenEndpoint, client: .none(id: client.id), assertion: .fixed(expired))
+        let error = await #expect(throws: AssertionError.self) { try await stale.obtainToken(for: context) }
+        #expect(error?.code == .expired)
+        #expect(try await Server.tokenRequests(client)[JWTBearerFlow.grantType] == 1, "only the forged one was sent")
+    }
+
+    @Test func anAssertionTheClientSignsForASubjectIsAccepted() async throws {
+        // The client is its own platform here: its key signs, its id is the issuer.
+        let platform = Platform()
+        let client = try await platform.register()
+        let flow = JWTBearerFlow(
+            tokenEndpoint: try Server.tokenEndpoint, client: .none(id: client.id),
+            assertion: .signed(
+                by: PrivateKeyJWT(key: platform.key), issuer: platform.issuer, subject: "alice",
+                tokenEndpoint: try Server.tokenEndpoint))
+        let context = AuthenticationContext(transport: URLSessionTransport(), allowsInsecureHTTP: true)
+        let token = try await flow.obtainToken(for: context)
+        #expect(!token.accessToken.isEmpty && token.refreshToken == nil)
+        #expect(try await Server.tokenRequests(client)["jwt-bearer sub:alice"] == 1)
+    }
+}
