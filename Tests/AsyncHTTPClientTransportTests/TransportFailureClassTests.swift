@@ -26,16 +26,6 @@
             var testDescription: String { rawValue }
         }
 
-        /// A loopback port that nothing listens on: bound once, then closed.
-        static func closedPort() async throws -> Int {
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            let channel = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
-            let port = channel.localAddress?.port ?? 9
-            try await channel.close()
-            try await group.shutdownGracefully()
-            return port
-        }
-
         func failure(
             of kind: Kind, sending request: URLRequest, options: HTTPTransportOptions = .init(timeout: 20)
         ) async -> HTTPTransportError? {
@@ -53,7 +43,9 @@
 
         @Test(arguments: Kind.allCases)
         func aClosedPortIsConnectionRefused(kind: Kind) async throws {
-            let port = try await Self.closedPort()
+            let refusing = try RefusingPort()
+            let port = refusing.port
+            defer { withExtendedLifetime(refusing) {} }
             let url = URL(string: "http://127.0.0.1:\(port)/token?code=x")!
             // As the token endpoint is asked: the authorization-server client retries no
             // connection, so the failure is reported at once, not at the deadline.

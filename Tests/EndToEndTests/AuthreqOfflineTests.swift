@@ -1,7 +1,5 @@
 import AuthenticatedRequests
 import Foundation
-import NIOCore
-import NIOPosix
 import TestSupport
 import Testing
 
@@ -32,11 +30,8 @@ import Testing
     func aServerThatIsDownIsOneSentenceAndExitStatus4(arguments: [String]) async throws {
         let tool = try AuthreqTool()
         defer { tool.removeHome() }
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let channel = try await ServerBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 9
-        try await channel.close()
-        try await group.shutdownGracefully()
+        let refusing = try RefusingPort()
+        let port = refusing.port
         let added = try await tool.run([
             "profile", "add", "default", "--issuer", "http://127.0.0.1:\(port)", "--client-id", "cli",
         ])
@@ -50,5 +45,6 @@ import Testing
         for noise in ["Error Domain", "<redacted>", "UserInfo", "NSURLErrorDomain Code"] {
             #expect(!line.contains(noise), "\(line)")
         }
+        withExtendedLifetime(refusing) {}
     }
 }

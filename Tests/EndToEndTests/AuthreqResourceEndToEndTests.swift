@@ -24,7 +24,9 @@ struct AuthreqResourceEndToEndTests {
     @Test func loginFromTheURLAloneThenNewProcessesReuseTheRegistrationAndTheSession() async throws {
         let tool = try AuthreqTool()
         defer { tool.removeHome() }
-        let resource = try TestResource.make()
+        // Tokens of 12 s: a refreshed one (3 s of leeway) must still be valid when a process on a
+        // loaded machine sends it; 4 s failed once under the full suite.
+        let resource = try TestResource.make(tokenLifetime: 12)
         let name = "cli-\(UUID().uuidString)"
 
         let login = try await tool.run(["login", "--resource", resource.absoluteString, "--client-name", name])
@@ -44,10 +46,10 @@ struct AuthreqResourceEndToEndTests {
         #expect(try await registrations(name) == 1, "0 new registrations")
         #expect(try await grants(for: resource)["authorization_code"] == 1, "no new sign-in")
 
-        // After expiry (the server's tokens live 4 s), the refresh names the resource. (On a loaded
-        // machine the first fetch may already have refreshed: count from here.)
+        // After expiry (this resource's tokens live 12 s), the refresh names the resource. (On a
+        // loaded machine the first fetch may already have refreshed: count from here.)
         let refreshes = try await grants(for: resource)["refresh_token"] ?? 0
-        try await Task.sleep(for: .seconds(5))
+        try await Task.sleep(for: .seconds(13))
         let later = try await tool.run(["fetch", resource.absoluteString])
         #expect(later.status == 0, "\(later.stderr)")
         #expect(try await grants(for: resource)["refresh_token"] == refreshes + 1)

@@ -82,11 +82,12 @@
             let route = try #require(throughPgBouncer ? Database.pgbouncerFleet : Database.fleet)
             let client = try await Server.makeClient(public: true, reuseDetection: true, accessTokenLifetime: 60)
             _ = try await signInAndExpire(client, database: direct)
+            let start = Date().timeIntervalSince1970 + 8
             var environment = [
                 "AUTHREQ_HELPER_TABLE": table, "AUTHREQ_HELPER_TOKEN_KEY": key.base64,
                 "AUTHREQ_HELPER_REPLICAS": "\(Self.replicasPerProcess)",
                 // Everyone starts together, once every process is up.
-                "AUTHREQ_HELPER_START_AT": "\(Date().timeIntervalSince1970 + 8)",
+                "AUTHREQ_HELPER_START_AT": "\(start)",
             ]
             if !throughPgBouncer {
                 // Without a pooler, as the "Many machines" article says: the store's pool
@@ -113,6 +114,7 @@
                 }
             }
             let elapsed = ContinuousClock.now - started - .seconds(8)
+            let lastServed = outcomes.compactMap { $0.json?["lastServedAt"] as? Double }.max().map { $0 - start } ?? -1
             let replicas = Self.processes * Self.replicasPerProcess
             let served = outcomes.map { $0.json?["replicasServed"] as? Int ?? 0 }.reduce(0, +)
             let successes = outcomes.map { $0.json?["successes"] as? Int ?? 0 }.reduce(0, +)
@@ -120,7 +122,8 @@
             print(
                 "Fleet of \(replicas) replicas \(throughPgBouncer ? "through PgBouncer (pool 20)" : "direct") at "
                     + "max_connections 100: \(counts["refresh_token"] ?? 0) refresh, \(served) served, "
-                    + "peak \(peak) server connections, about \(elapsed) from the start to the last process's end")
+                    + "peak \(peak) server connections, the last replica served \(lastServed) s after the start "
+                    + "(restore, refresh and 5 requests each), the last process ended \(elapsed) after it")
             #expect(served == replicas, "every replica served: \(outcomes.map(\.output))")
             #expect(successes == replicas * Self.requestsPerReplica)
             #expect(counts["refresh_token"] == 1, "exactly one token request: \(counts)")

@@ -23,9 +23,11 @@ struct TestResource: AuthenticatedResource {
 
     func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
 
-    /// A new resource of its own on the test server.
-    static func make() throws -> URL {
-        try TestAuthorizationServer.base.appendingPathComponent("rs/\(UUID().uuidString.prefix(8).lowercased())")
+    /// A new resource of its own on the test server; with `tokenLifetime`, the server issues
+    /// its tokens for that many seconds instead of its default 4.
+    static func make(tokenLifetime: Int? = nil) throws -> URL {
+        let name = UUID().uuidString.prefix(8).lowercased() + (tokenLifetime.map { "-ttl\($0)" } ?? "")
+        return try TestAuthorizationServer.base.appendingPathComponent("rs/\(name)")
     }
 }
 

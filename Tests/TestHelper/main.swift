@@ -212,13 +212,17 @@ func concurrentGets(_ gets: [(OAuthAuthenticator, URL)]) async -> [String?] {
 
 /// Prints `{"successes": N, "errors": {"<description>": N}, "replicasServed": R}`, where the
 /// outcomes are grouped by replica (one group unless given).
-func printSummary(of outcomes: [String?], byReplica groups: [[String?]]? = nil) throws {
+/// With `lastServedAt`, also when the last replica's requests ended (seconds since 1970).
+func printSummary(
+    of outcomes: [String?], byReplica groups: [[String?]]? = nil, lastServedAt: TimeInterval? = nil
+) throws {
     var errors: [String: Int] = [:]
     for case let error? in outcomes { errors[error, default: 0] += 1 }
     let served = (groups ?? [outcomes]).filter { $0.allSatisfy { $0 == nil } }.count
-    let summary: [String: Any] = [
+    var summary: [String: Any] = [
         "successes": outcomes.filter { $0 == nil }.count, "errors": errors, "replicasServed": served,
     ]
+    if let lastServedAt { summary["lastServedAt"] = lastServedAt }
     let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
     print(String(decoding: json, as: UTF8.self))
 }
@@ -277,7 +281,7 @@ case "requests":
             return all
         }
     }
-    try printSummary(of: groups.flatMap { $0 }, byReplica: groups)
+    try printSummary(of: groups.flatMap { $0 }, byReplica: groups, lastServedAt: Date().timeIntervalSince1970)
 case "grant-requests":
     let values = Array(arguments.dropFirst())
     guard values.count >= 4, let count = Int(values[2]) else {
