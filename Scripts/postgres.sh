@@ -184,6 +184,9 @@ start_pgbouncer() {
         echo "pool_mode = transaction"
         echo "default_pool_size = 20"
         echo "max_client_conn = 2000"
+        # 200 replicas connect at once: the default backlog of 128 drops the rest's SYNs, and
+        # TCP retries them only after 1, 3, 7 s.
+        echo "listen_backlog = 4096"
         # A database that comes back is used again within a second (the default waits 15 s).
         echo "server_login_retry = 1"
         echo "ignore_startup_parameters = extra_float_digits,options"
@@ -192,8 +195,10 @@ start_pgbouncer() {
     } >"$dir/pgbouncer.ini"
     echo '"authreq" ""' >"$dir/users.txt"
     [ "$(id -u)" = 0 ] && chown postgres "$dir/pgbouncer.ini" "$dir/users.txt"
-    # Room for 2000 clients: the default limit of 1024 descriptors is not.
-    if ! (ulimit -n 4096 2>/dev/null || true; as_postgres_owner pgbouncer -d -q "$dir/pgbouncer.ini"); then
+    # Room for 2000 clients: the default limit of 1024 descriptors is not (set in the shell that
+    # starts it, since runuser starts a new session with the default limits).
+    if ! as_postgres_owner bash -c 'ulimit -n 4096 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec pgbouncer -d -q "$1"' \
+        pgbouncer "$dir/pgbouncer.ini"; then
         echo "error: PgBouncer did not start; its log:" >&2
         cat "$dir/pgbouncer.log" >&2
         return 1

@@ -122,4 +122,49 @@ struct JWTBearerEndToEndTests {
         #expect(!token.accessToken.isEmpty && token.refreshToken == nil)
         #expect(try await Server.tokenRequests(client)["jwt-bearer sub:alice"] == 1)
     }
+
+    /// A process of the helper: the JWT bearer grant with the token file, its token in `store`,
+    /// `count` concurrent GETs.
+    func workload(_ client: TestAuthorizationServer.Client, file: URL, store: URL, count: Int) async throws
+        -> TestHelperProcess.Outcome
+    {
+        try await TestHelperProcess.run([
+            "jwt-bearer-requests", store.path, try Server.tokenEndpoint.absoluteString, client.id, file.path,
+            try Server.base.appendingPathComponent("api/me").absoluteString, "\(count)",
+        ])
+    }
+
+    @Test func eightConcurrentCallsInEachOfThreeProcessesCauseOneGrantPerExpiry() async throws {
+        let platform = Platform()
+        let client = try await platform.register()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("token")
+        let store = folder.appendingPathComponent("store")
+        try await platform.token(for: "job-a").write(to: file, atomically: true, encoding: .utf8)
+        let first = try await workload(client, file: file, store: store, count: 1)
+        #expect(first.json?["successes"] as? Int == 1, "\(first.output)")
+
+        // The stored token expires (as time would: the server's live 30 s), and the platform
+        // rotates the workload's token; three processes of eight calls each then need a token.
+        let key = JWTBearerFlow(
+            tokenEndpoint: try Server.tokenEndpoint, client: .none(id: client.id), assertion: .fixed("")
+        ).storeKey
+        let tokens = FileTokenStore(directory: store)
+        var token = try JSONDecoder().decode(OAuthToken.self, from: try #require(try await tokens.load(forKey: key)))
+        token.expiresAt = Date().addingTimeInterval(-1)
+        token.issuedAt = Date().addingTimeInterval(-31)
+        try await tokens.save(try JSONEncoder().encode(token), forKey: key)
+        try await platform.token(for: "job-b").write(to: file, atomically: true, encoding: .utf8)
+        let outcomes = try await withThrowingTaskGroup(of: TestHelperProcess.Outcome.self) { group in
+            for _ in 0..<3 { group.addTask { try await workload(client, file: file, store: store, count: 8) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let successes = outcomes.map { $0.json?["successes"] as? Int ?? 0 }.reduce(0, +)
+        #expect(successes == 24, "\(outcomes.map(\.output))")
+        let counts = try await Server.tokenRequests(client)
+        #expect(counts[JWTBearerFlow.grantType] == 2, "one grant to start, one for the expiry: \(counts)")
+        #expect(counts["jwt-bearer sub:job-b"] == 1, "the rotated token, once: \(counts)")
+    }
 }

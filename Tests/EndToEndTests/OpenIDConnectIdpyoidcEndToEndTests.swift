@@ -41,11 +41,15 @@ struct IdpyoidcProvider: Sendable {
     }
 
     /// A client of its own: `client_secret_basic`, or `private_key_jwt` with `jwks`; with
-    /// `dpopNonce`, the token endpoint demands server nonces from it.
-    func makeClient(idTokenAlgorithm: String = "RS256", jwks: [String: Any]? = nil, dpopNonce: Bool = false)
-        async throws -> (id: String, secret: String)
-    {
-        var body: [String: Any] = ["id_token_alg": idTokenAlgorithm, "dpop_nonce": dpopNonce]
+    /// `dpopNonce`, the token endpoint demands server nonces from it; with `tokenExchange`, it
+    /// may exchange its users' access tokens (RFC 8693, actor tokens accepted).
+    func makeClient(
+        idTokenAlgorithm: String = "RS256", jwks: [String: Any]? = nil, dpopNonce: Bool = false,
+        tokenExchange: Bool = false
+    ) async throws -> (id: String, secret: String) {
+        var body: [String: Any] = [
+            "id_token_alg": idTokenAlgorithm, "dpop_nonce": dpopNonce, "token_exchange": tokenExchange,
+        ]
         if let jwks {
             body["jwks"] = jwks
             body["auth_method"] = "private_key_jwt"

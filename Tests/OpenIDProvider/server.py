@@ -45,6 +45,7 @@ from idpyoidc.message.oauth2 import ResponseMessage
 from idpyoidc.message.oidc import AccessTokenRequest
 from idpyoidc.server import Server
 from idpyoidc.server.configure import OPConfiguration
+from idpyoidc.server.oauth2.token_helper import validate_token_exchange_policy
 from idpyoidc.server.oidc.token import Token
 from idpyoidc.server.user_authn.authn_context import INTERNETPROTOCOLPASSWORD
 from idpyoidc.server.user_info import UserInfo
@@ -109,7 +110,9 @@ CONF = {
     "authz": {"class": "idpyoidc.server.authz.AuthzHandling", "kwargs": {"grant_config": {
         "usage_rules": {
             "authorization_code": {"expires_in": 300, "supports_minting": ["access_token", "refresh_token", "id_token"], "max_usage": 1},
-            "access_token": {"expires_in": 600},
+            # A user's access token can be exchanged for another (RFC 8693, clients created with
+            # token_exchange).
+            "access_token": {"expires_in": 600, "supports_minting": ["access_token"]},
             "refresh_token": {"expires_in": 86400, "supports_minting": ["access_token", "refresh_token", "id_token"]},
         },
         "expires_in": 43200}}},
@@ -286,6 +289,9 @@ def token():
                 STATS[client_id]["use_dpop_nonce"] += 1
             return nonce_error("token", 400, {"error": "use_dpop_nonce",
                                               "error_description": "Authorization server requires nonce in DPoP proof"})
+    if request.form.get("grant_type") == TOKEN_EXCHANGE:
+        with LOCK:
+            STATS[client_id]["subject:" + fingerprint(request.form.get("subject_token", ""))] += 1
     response = service("token")
     if DPOP and client.get("dpop_nonce"):
         response.headers["DPoP-Nonce"] = NONCES["token"]
@@ -442,6 +448,31 @@ def protected_resource(tag):
     return jsonify(resource=f"{ISSUER}/rs/{tag}", sub=payload.get("sub"), client_id=payload.get("client_id", ""))
 
 
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+
+def fingerprint(token):
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def delegation_policy(request, context, subject_token, **kwargs):
+    # idpyoidc 5.0.0's policy refuses every actor token. This one accepts an actor token that is
+    # an access token this provider issued (delegation, RFC 8693 §1.1), records which one, and
+    # applies idpyoidc's policy to the rest of the request.
+    actor = request.get("actor_token")
+    if actor is not None:
+        try:
+            context.session_manager.get_session_info_by_token(actor, handler_key="access_token")
+        except Exception:
+            return ResponseMessage(error="invalid_request", error_description="Unknown actor token")
+        with LOCK:
+            STATS[request["client_id"]]["actor:" + fingerprint(actor)] += 1
+        del request["actor_token"]
+        if "actor_token_type" in request:
+            del request["actor_token_type"]
+    return validate_token_exchange_policy(request, context, subject_token, **kwargs)
+
+
 @app.post("/test/clients")
 def create_client():
     body = request.get_json(silent=True) or {}
@@ -461,6 +492,13 @@ def create_client():
         "id_token_signed_response_alg": body.get("id_token_alg", "RS256"),
         "dpop_nonce": bool(body.get("dpop_nonce", False)),
     }
+    if body.get("token_exchange"):
+        entry["grant_types_supported"] = ["authorization_code", "refresh_token", TOKEN_EXCHANGE]
+        entry["token_exchange"] = {
+            "requested_token_types_supported": ["urn:ietf:params:oauth:token-type:access_token"],
+            "default_requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            "policy": {"": {"function": delegation_policy, "kwargs": {}}},
+        }
     if "jwks" in body:
         entry["jwks"] = body["jwks"]
         server.context.keyjar.import_jwks(body["jwks"], client_id)

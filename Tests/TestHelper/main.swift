@@ -17,6 +17,11 @@
 //       and response timeouts AUTHREQ_HELPER_PG_TIMEOUT seconds if set) and an
 //       authenticator of its own, all starting at AUTHREQ_HELPER_START_AT (seconds since 1970)
 //       if set; the JSON line then also counts "replicasServed" (every request succeeded).
+//   authreq-test-helper jwt-bearer-requests STORE TOKEN_ENDPOINT CLIENT_ID ASSERTION_FILE API_URL COUNT
+//       Uses the JWT bearer grant (RFC 7523) of the public CLIENT_ID with the workload token in
+//       ASSERTION_FILE (read for every grant), its token kept in STORE (a FileTokenStore's folder
+//       or a postgres:// URL, as above), and sends COUNT concurrent GETs to API_URL; prints the
+//       same JSON line.
 //   authreq-test-helper grant-requests STORE CLIENT_ID COUNT RESOURCE...
 //       Discovers the resources (one authorization server), uses the public CLIENT_ID registered
 //       for it, and sends COUNT concurrent GETs to each resource with the tokens of the grant
@@ -282,6 +287,21 @@ case "requests":
         }
     }
     try printSummary(of: groups.flatMap { $0 }, byReplica: groups, lastServedAt: Date().timeIntervalSince1970)
+case "jwt-bearer-requests":
+    let values = Array(arguments.dropFirst())
+    guard values.count == 6, let tokenEndpoint = URL(string: values[1]), let api = URL(string: values[4]),
+        let count = Int(values[5])
+    else { fail("usage: jwt-bearer-requests STORE TOKEN_ENDPOINT CLIENT_ID ASSERTION_FILE API_URL COUNT") }
+    let flow = JWTBearerFlow(
+        tokenEndpoint: tokenEndpoint, client: .none(id: values[2]),
+        assertion: .file(URL(fileURLWithPath: values[3])))
+    let outcomes = try await withStores(values[0]) { stores in
+        let authenticator = OAuthAuthenticator(
+            flow: flow, store: stores[0],
+            configuration: .init(tokenTransport: CrashingTransport(), allowsInsecureHTTP: true, storeLockTimeout: 30))
+        return await concurrentGets(Array(repeating: (authenticator, api), count: count))
+    }
+    try printSummary(of: outcomes)
 case "grant-requests":
     let values = Array(arguments.dropFirst())
     guard values.count >= 4, let count = Int(values[2]) else {
