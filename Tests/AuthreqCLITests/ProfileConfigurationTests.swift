@@ -65,6 +65,21 @@ import Testing
         #expect(ServerEndpoints(cached: try pushed.cached()) == pushed, "the PAR endpoint is cached too")
     }
 
+    @Test func aWorkloadProfileKeepsItsTokenFileAndGrantAndRoundTrips() throws {
+        let file = try parse(
+            #"""
+            {"profiles": {"job": {"issuer": "https://auth.example.com", "client_id": "reports-job",
+                                  "assertion_file": "/var/run/secrets/tokens/reports", "grant": "jwt_bearer"}}}
+            """#)
+        let job = try #require(file.profiles["job"])
+        #expect(job.assertionFile == "/var/run/secrets/tokens/reports")
+        #expect(job.grant == .jwtBearer)
+        #expect(try ConfigurationFile(parsing: try file.serialized()) == file)
+        #expect(
+            usageError(#"{"profiles": {"p": {"client_id": "a", "issuer": "https://a", "assertion_file": 3}}}"#)?
+                .message.contains("'assertion_file' must be a string") == true)
+    }
+
     @Test func aFileWrittenByHandReadsAndRoundTrips() throws {
         let file = try parse(
             """

@@ -167,4 +167,40 @@ struct JWTBearerEndToEndTests {
         #expect(counts[JWTBearerFlow.grantType] == 2, "one grant to start, one for the expiry: \(counts)")
         #expect(counts["jwt-bearer sub:job-b"] == 1, "the rotated token, once: \(counts)")
     }
+
+    @Test func anAuthreqWorkloadProfileSignsInWithoutABrowserAndFollowsTheRotatedFile() async throws {
+        let platform = Platform()
+        let client = try await platform.register()
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let file = tool.home.appendingPathComponent("workload-token")
+        try await platform.token(for: "cli-a").write(to: file, atomically: true, encoding: .utf8)
+        let added = try await tool.run([
+            "profile", "add", "default", "--issuer", try Server.base.absoluteString, "--client-id", client.id,
+            "--assertion-file", file.path,
+        ])
+        #expect(added.status == 0, "\(added.stderr)")
+        let login = try await tool.run(["login"])
+        #expect(login.status == 0, "\(login.stderr)")
+        #expect(!login.stderr.contains("Opening the browser"), "no browser: \(login.stderr)")
+        let first = try await tool.run(["token"])
+        #expect(first.status == 0 && !first.stdout.isEmpty, "\(first.stderr)")
+
+        // The stored token expires (as time would) and the platform rotates the file: a new
+        // process grants again with the new token, no browser.
+        let store = FileTokenStore(directory: tool.home.appendingPathComponent("state/authreq/tokens"))
+        let key = JWTBearerFlow(
+            tokenEndpoint: try Server.tokenEndpoint, client: .none(id: client.id), assertion: .fixed("")
+        ).storeKey
+        var token = try JSONDecoder().decode(OAuthToken.self, from: try #require(try await store.load(forKey: key)))
+        token.expiresAt = Date().addingTimeInterval(-1)
+        token.issuedAt = Date().addingTimeInterval(-31)
+        try await store.save(try JSONEncoder().encode(token), forKey: key)
+        try await platform.token(for: "cli-b").write(to: file, atomically: true, encoding: .utf8)
+        let second = try await tool.run(["token"])
+        #expect(second.status == 0 && second.stdout != first.stdout, "\(second.stderr)")
+        let counts = try await Server.tokenRequests(client)
+        #expect(counts[JWTBearerFlow.grantType] == 2, "\(counts)")
+        #expect(counts["jwt-bearer sub:cli-a"] == 1 && counts["jwt-bearer sub:cli-b"] == 1, "\(counts)")
+    }
 }

@@ -35,8 +35,11 @@ struct Login: AsyncParsableCommand {
         if timeout <= 0 { throw ValidationError("--timeout must be positive.") }
     }
 
-    var grant: Profile.Grant {
-        device ? .deviceCode : clientCredentials ? .clientCredentials : .authorizationCode
+    /// The grant: as the flags say; a profile with a workload token file uses the JWT bearer grant.
+    func grant(for profile: Profile) -> Profile.Grant {
+        if device { return .deviceCode }
+        if clientCredentials { return .clientCredentials }
+        return profile.assertionFile != nil ? .jwtBearer : .authorizationCode
     }
 
     func run() async throws {
@@ -51,6 +54,7 @@ struct Login: AsyncParsableCommand {
                 )
             }
             var profile = try settings.applied(to: existing, name: name)
+            let grant = grant(for: profile)
             profile.grant = grant
             if profile != existing {
                 file.profiles[name] = profile
@@ -79,6 +83,7 @@ struct Login: AsyncParsableCommand {
             case .authorizationCode: token = try await signInWithBrowser(session, endpoints)
             case .deviceCode: token = try await signInWithDevice(session, endpoints)
             case .clientCredentials: token = try await signInAsClient(session, endpoints)
+            case .jwtBearer: token = try await signInAsWorkload(session, endpoints)
             }
             let expiry = token.expiresAt.map {
                 "; the access token expires in \(Duration.spoken($0.timeIntervalSinceNow))"
@@ -180,6 +185,14 @@ struct Login: AsyncParsableCommand {
         } catch let error as OAuthError where error.code.rawValue == "expired_token" {
             throw CLIError.needsSignIn("The code expired before it was approved. Run authreq login --device again.")
         }
+        await session.authenticator().configure(with: flow, token: token)
+        return token
+    }
+
+    /// The JWT bearer grant with the profile's workload token file; no browser, no secret.
+    private func signInAsWorkload(_ session: ProfileSession, _ endpoints: ServerEndpoints) async throws -> OAuthToken {
+        let flow = try session.jwtBearerFlow(endpoints: endpoints, client: try session.client())
+        let token = try await flow.obtainToken(for: session.context)
         await session.authenticator().configure(with: flow, token: token)
         return token
     }

@@ -17,6 +17,8 @@ struct ProfileSettings: ParsableArguments {
     var clientSecretFile: String?
     @Option(help: "The environment variable holding the client secret.")
     var clientSecretEnv: String?
+    @Option(help: "A workload token file (Kubernetes, SPIFFE): sign in with the JWT bearer grant, re-reading it.")
+    var assertionFile: String?
     @Option(help: "none, client_secret_basic or client_secret_post.")
     var clientAuth: String?
     @Option(help: "The authorization endpoint, when there is no discovery.")
@@ -40,7 +42,7 @@ struct ProfileSettings: ParsableArguments {
     /// Whether any setting was given.
     var isEmpty: Bool {
         [
-            resource, clientName, issuer, clientID, scope, clientSecretFile, clientSecretEnv, clientAuth,
+            resource, clientName, issuer, clientID, scope, clientSecretFile, clientSecretEnv, assertionFile, clientAuth,
             authorizationEndpoint,
             tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
         ].allSatisfy { $0 == nil } && dpop == nil && par == nil && clientIDInBody == nil
@@ -71,6 +73,9 @@ struct ProfileSettings: ParsableArguments {
             profile.clientSecretFile = URL(fileURLWithPath: (clientSecretFile as NSString).expandingTildeInPath).path
         }
         if let clientSecretEnv { profile.clientSecretEnvironment = clientSecretEnv }
+        if let assertionFile {
+            profile.assertionFile = URL(fileURLWithPath: (assertionFile as NSString).expandingTildeInPath).path
+        }
         if let clientAuth {
             guard let method = Profile.ClientAuthMethod(rawValue: clientAuth) else {
                 throw CLIError.usage("--client-auth must be none, client_secret_basic or client_secret_post.")

@@ -13,6 +13,9 @@ package struct Profile: Equatable, Sendable {
         case deviceCode = "device_code"
         /// The client's own credentials; no user.
         case clientCredentials = "client_credentials"
+        /// A workload's token from its platform (RFC 7523 §2.1), read from ``Profile/assertionFile``
+        /// for every grant; no user, no secret.
+        case jwtBearer = "jwt_bearer"
     }
 
     /// How the client authenticates at the token endpoint.
@@ -38,6 +41,9 @@ package struct Profile: Equatable, Sendable {
     package var clientSecretFile: String?
     /// The environment variable holding the client secret; `AUTHREQ_CLIENT_SECRET` unless set.
     package var clientSecretEnvironment: String?
+    /// A workload token file (a Kubernetes projected service-account token, a SPIFFE JWT-SVID):
+    /// the profile signs in with the JWT bearer grant, reading the file for every grant.
+    package var assertionFile: String?
     /// The method; `client_secret_basic` when there is a secret, `none` otherwise.
     package var clientAuthentication: ClientAuthMethod?
     /// Endpoints given by hand (they win over discovered ones).
@@ -75,7 +81,7 @@ package struct Profile: Equatable, Sendable {
     /// The keys of a profile in the file, in the order they are written.
     static let keys = [
         "resource", "client_name", "issuer", "client_id", "scope", "client_secret_file", "client_secret_env",
-        "client_auth",
+        "assertion_file", "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
         "redirect_uri", "grant", "dpop", "par", "client_id_in_body",
     ]
@@ -110,6 +116,7 @@ package struct Profile: Equatable, Sendable {
         scope = try string("scope")
         clientSecretFile = try string("client_secret_file")
         clientSecretEnvironment = try string("client_secret_env")
+        assertionFile = try string("assertion_file")
         if let method = try string("client_auth") {
             guard let known = ClientAuthMethod(rawValue: method) else {
                 throw fail(
@@ -152,6 +159,7 @@ package struct Profile: Equatable, Sendable {
         put("scope", scope)
         put("client_secret_file", clientSecretFile)
         put("client_secret_env", clientSecretEnvironment)
+        put("assertion_file", assertionFile)
         put("client_auth", clientAuthentication?.rawValue)
         put("authorization_endpoint", authorizationEndpoint?.absoluteString)
         put("token_endpoint", tokenEndpoint?.absoluteString)

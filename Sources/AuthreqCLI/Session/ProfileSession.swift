@@ -165,6 +165,16 @@ package struct ProfileSession: Sendable {
         ClientCredentialsFlow(tokenEndpoint: endpoints.token, client: client, scope: profile.scope)
     }
 
+    /// The JWT bearer flow of a workload profile: its token file, read for every grant.
+    func jwtBearerFlow(endpoints: ServerEndpoints, client: ClientAuthentication) throws(CLIError) -> JWTBearerFlow {
+        guard let file = profile.assertionFile else {
+            throw .usage("Profile '\(name)' needs a workload token file: --assertion-file.")
+        }
+        return JWTBearerFlow(
+            tokenEndpoint: endpoints.token, client: client, assertion: .file(URL(fileURLWithPath: file)),
+            scope: profile.scope)
+    }
+
     /// The stored session of this profile, or `nil` when there is none.
     ///
     /// - Parameter readOnly: Whether the caller only reads the session (`status`, `logout`,
@@ -227,11 +237,14 @@ package struct ProfileSession: Sendable {
             endpoints = try await self.endpoints()
         }
         let client = try client(requiringSecret: !readOnly)
-        if profile.grant == .clientCredentials {
-            let flow = clientCredentialsFlow(endpoints: endpoints, client: client)
+        if profile.grant == .clientCredentials || profile.grant == .jwtBearer {
+            let flow: any OAuthFlow =
+                profile.grant == .jwtBearer
+                ? try jwtBearerFlow(endpoints: endpoints, client: client)
+                : clientCredentialsFlow(endpoints: endpoints, client: client)
             let authenticator = await authenticator(flow: flow)
             if readOnly { return try await authenticator.currentCredential() == nil ? nil : authenticator }
-            return authenticator  // obtains a token when there is none: no sign-in needed
+            return authenticator  // obtains a token when there is none (the grant again): no sign-in needed
         }
         let authenticator = await authenticator()
         guard try await authenticator.restoreSession(tokenEndpoint: endpoints.token, client: client, account: name)
