@@ -280,9 +280,10 @@ struct AuthreqToolEndToEndTests {
     @Test func twentyConcurrentTokenCommandsAtExpiryMakeOneTokenRequest() async throws {
         let tool = try AuthreqTool()
         defer { tool.removeHome() }
-        // 12 s tokens are refreshed in their last 3 s (a quarter): the twenty processes start in
-        // that window and have the refreshed token's 9 s to finish.
-        let client = try await TestAuthorizationServer.makeClient(public: true, accessTokenLifetime: 12)
+        // 40 s tokens are refreshed in their last 10 s (a quarter): the twenty processes start in
+        // that window and have the refreshed token's 30 s before it enters its own (12 s tokens
+        // left 9 s, and twenty processes on a loaded machine once needed more: a second refresh).
+        let client = try await TestAuthorizationServer.makeClient(public: true, accessTokenLifetime: 40)
         try await tool.addProfile(client)
         try await tool.browserLogin()
         let original = try await tool.run(["token"]).stdout
@@ -290,8 +291,8 @@ struct AuthreqToolEndToEndTests {
         let expiresIn = try #require(
             (try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["expires_in"]
                 as? Double)
-        // Start them when about 2 s are left: inside the refresh window, before expiry.
-        try await Task.sleep(for: .seconds(max(0, expiresIn - 2.2)))
+        // Start them when about 8 s are left: inside the refresh window, before expiry.
+        try await Task.sleep(for: .seconds(max(0, expiresIn - 8.2)))
 
         let outcomes = try await withThrowingTaskGroup(of: AuthreqTool.Outcome.self) { group in
             for _ in 0..<20 { group.addTask { try await tool.run(["token"]) } }
