@@ -98,22 +98,29 @@ stop_postgres() {
     done
 }
 
-# create_postgres NAME [MAX_CONNECTIONS]: a new cluster in .build/postgres/NAME with a database
-# authreq_test, allowing MAX_CONNECTIONS (300 unless given); prints its URL.
-create_postgres() {
-    local dir="$AUTHREQ_PG_BASE/$1" port
+# postgres_owned_dir NAME: the folder .build/postgres/NAME, made and owned by the postgres user
+# when run as root; prints its real path. When that user cannot reach the checkout (e.g. under
+# /root), the folder is a private temporary one, linked from the build folder and removed with it.
+postgres_owned_dir() {
+    local dir="$AUTHREQ_PG_BASE/$1"
     mkdir -p "$dir"
     if [ "$(id -u)" = 0 ]; then
         chown postgres "$dir"
         if ! runuser -u postgres -- test -w "$dir" 2>/dev/null; then
-            # The postgres user cannot reach the checkout (e.g. under /root): keep the cluster in a
-            # private temporary folder, linked from the build folder and removed with it.
             rmdir "$dir"
-            dir="$(mktemp -d -t authreq-postgres-XXXXXX)"
+            dir="$(mktemp -d -t "authreq-$1-XXXXXX")"
             chown postgres "$dir"
             ln -s "$dir" "$AUTHREQ_PG_BASE/$1"
         fi
     fi
+    echo "$dir"
+}
+
+# create_postgres NAME [MAX_CONNECTIONS]: a new cluster in .build/postgres/NAME with a database
+# authreq_test, allowing MAX_CONNECTIONS (300 unless given); prints its URL.
+create_postgres() {
+    local dir port
+    dir="$(postgres_owned_dir "$1")" || return 1
     if ! as_postgres_owner "$AUTHREQ_PG_BIN/initdb" -D "$dir/data" -U authreq -A trust -E UTF8 \
         --no-sync >"$dir/initdb.log" 2>&1; then
         echo "error: initdb failed; its log:" >&2
@@ -158,17 +165,8 @@ start_postgres() {
 # start_pgbouncer: PgBouncer on a free loopback port in front of the three clusters, pooling by
 # transaction with 20 server connections per database; exports the URLs through it.
 start_pgbouncer() {
-    local dir="$AUTHREQ_PG_BASE/pgbouncer" port name url
-    mkdir -p "$dir"
-    if [ "$(id -u)" = 0 ]; then
-        chown postgres "$dir"
-        if ! runuser -u postgres -- test -w "$dir" 2>/dev/null; then
-            rmdir "$dir"
-            dir="$(mktemp -d -t authreq-pgbouncer-XXXXXX)"
-            chown postgres "$dir"
-            ln -s "$dir" "$AUTHREQ_PG_BASE/pgbouncer"
-        fi
-    fi
+    local dir port name url
+    dir="$(postgres_owned_dir pgbouncer)" || return 1
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     {
         echo "[databases]"
