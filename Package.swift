@@ -157,7 +157,8 @@ let package = Package(
         .executableTarget(
             name: "mcp-client-example",
             dependencies: [
-                "MCPAuthentication", "CodeFlowOAuth", "ResourceDiscovery",
+                "MCPAuthentication", "CodeFlowOAuth", "ResourceDiscovery", "OAuthFlows", "OpenIDConnect",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
             ],
             path: "Sources/mcp-client-example"

@@ -46,3 +46,16 @@ start_mcp_scenarios() {
         Tests/MCPServer/scenarios.py || return 1
     export AUTHREQ_TEST_MCP_SCENARIOS="$AUTHREQ_MCP_PYTHON_URL"
 }
+
+# start_mcp_resource_server starts the same MCP server as a resource server of the Authlib test
+# server (start_authorization_server first): its metadata names Authlib, which issues its tokens
+# (client credentials, the JWT bearer grant, ID-JAGs), and it checks them by introspection there.
+# Sets AUTHREQ_TEST_MCP_RESOURCE to its MCP endpoint.
+stop_mcp_resource_server() { stop_process_in AUTHREQ_MCP_RESOURCE_PID; }
+
+start_mcp_resource_server() {
+    start_mcp_python AUTHREQ_MCP_RESOURCE_PID stop_mcp_resource_server mcp-resource-server \
+        "Test MCP resource server (MCP Python SDK, Authlib's tokens)" \
+        Tests/MCPServer/server.py --authorization-server "$AUTHREQ_TEST_SERVER" || return 1
+    export AUTHREQ_TEST_MCP_RESOURCE="$AUTHREQ_MCP_PYTHON_URL/mcp"
+}

@@ -46,6 +46,7 @@ from authlib.oauth2.rfc6750 import BearerTokenValidator
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
 from authlib.oauth2.rfc7636 import CodeChallenge
+from authlib.oauth2.rfc7523 import JWTBearerClientAssertion
 from authlib.oauth2.rfc7523 import JWTBearerGrant as BaseJWTBearerGrant
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint
 from authlib.oauth2.rfc8628 import DeviceAuthorizationEndpoint, DeviceCodeGrant, DeviceCredentialDict
@@ -53,7 +54,7 @@ from authlib.oauth2.rfc9207 import IssuerParameter
 from authlib.oidc.core.grants import OpenIDCode
 from flask import Flask, jsonify, redirect, request
 from joserfc import jwt as jose_jwt
-from joserfc.jwk import ECKey, RSAKey
+from joserfc.jwk import ECKey, KeySet, RSAKey
 
 LOCK = threading.RLock()
 CLIENTS = {}  # client_id -> Client
@@ -77,6 +78,10 @@ ALL_GRANTS = [
 
 
 class Client(ClientMixin):
+    jwks = None  # public keys of a private_key_jwt client
+    enterprise_issuer = None  # the identity provider whose ID-JAGs are grants for this client
+    workload_key = None  # the platform key of a workload's JWT bearer grant
+
     def __init__(
         self,
         client_id,
@@ -350,7 +355,31 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
 
 
 class ClientCredentialsGrant(grants.ClientCredentialsGrant):
-    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
+
+
+class PrivateKeyJWTAuthentication(JWTBearerClientAssertion):
+    """RFC 7523 §2.2 client authentication (`private_key_jwt`), Authlib's: the assertion is
+    verified with the public keys the test registered for the client (POST /test/clients with
+    `jwks`), its `iss` and `sub` the client id, its `aud` this server or its token endpoint, and
+    each `jti` accepted once."""
+
+    CLIENT_AUTH_METHOD = "private_key_jwt"
+    SEEN = set()
+
+    def get_audiences(self):
+        return [ISSUER, ISSUER + "/token"]
+
+    def resolve_client_public_key(self, client):
+        return KeySet.import_key_set(client.jwks)
+
+    def validate_jti(self, claims, jti):
+        with LOCK:
+            key = (claims["sub"], jti)
+            if key in self.SEEN:
+                return False
+            self.SEEN.add(key)
+            return True
 
 
 # RFC 7523 §2.1: a workload's token, issued by a platform the test registered for a client
@@ -378,6 +407,101 @@ class JWTBearerGrant(BaseJWTBearerGrant):
 
     def get_audiences(self):
         return [ISSUER + "/token", ISSUER]
+
+
+# Enterprise-Managed Authorization (MCP's SEP-990; the IETF draft "Identity Assertion JWT
+# Authorization Grant"): an ID-JAG that an enterprise identity provider issued for one of this
+# server's clients is a JWT bearer grant for that client. Authlib has no ID-JAG support, so this is
+# the project's own code on Authlib's grant classes. The test trusts a provider for a client with
+# POST /test/clients {"enterprise_issuer", "enterprise_jwks_uri"}.
+ENTERPRISE_ISSUERS = {}  # the provider's issuer -> its JWKS URL
+ID_JAG_TYPE = "oauth-id-jag+jwt"
+
+
+def assertion_header(assertion):
+    import base64
+    import json
+
+    try:
+        head = assertion.split(".")[0]
+        return json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except Exception:
+        return {}
+
+
+class IDJAGGrant(grants.BaseGrant, grants.TokenEndpointMixin):
+    """The JWT bearer grant (RFC 7523 §2.1) for an assertion typed `oauth-id-jag+jwt`, checked as
+    SEP-990 asks: the client authenticates; the ID-JAG is signed by a provider trusted for that
+    client (its published keys), its `aud` is this server, its `client_id` is the authenticated
+    client, its `resource` is the request's `resource`, and it has not expired. A refused ID-JAG
+    is `invalid_grant`."""
+
+    GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
+
+    @classmethod
+    def check_token_endpoint(cls, request):
+        return (
+            request.payload.grant_type == cls.GRANT_TYPE
+            and assertion_header(request.form.get("assertion", "")).get("typ") == ID_JAG_TYPE
+        )
+
+    def refuse(self, client, reason):
+        from authlib.oauth2.rfc6749 import InvalidGrantError
+
+        with LOCK:
+            STATS[client.client_id]["id-jag refused"] += 1
+            STATS[client.client_id][f"id-jag refused:{reason}"] += 1
+        raise InvalidGrantError(description=f"The ID-JAG was refused: {reason}")
+
+    def validate_token_request(self):
+        import json
+        import urllib.request
+
+        client = self.authenticate_token_endpoint_client()
+        assertion = self.request.form.get("assertion", "")
+        try:
+            parts = assertion.split(".")
+            import base64
+
+            claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+        except Exception:
+            self.refuse(client, "not a JWT")
+        issuer = claims.get("iss")
+        jwks_uri = ENTERPRISE_ISSUERS.get(issuer) if client.enterprise_issuer == issuer else None
+        if not jwks_uri:
+            self.refuse(client, "an issuer not trusted for this client")
+        with urllib.request.urlopen(jwks_uri, timeout=5) as reply:
+            keys = KeySet.import_key_set(json.load(reply))
+        try:
+            token = jose_jwt.decode(assertion, keys, algorithms=["ES256", "RS256", "PS256"])
+        except Exception:
+            self.refuse(client, "signature")
+        claims = token.claims
+        registry = jose_jwt.JWTClaimsRegistry(leeway=5, exp={"essential": True}, iat={"essential": True})
+        try:
+            registry.validate(claims)
+        except Exception:
+            self.refuse(client, "expired")
+        audience = claims.get("aud")
+        audiences = audience if isinstance(audience, list) else [audience]
+        if ISSUER not in audiences and ISSUER + "/" not in audiences:
+            self.refuse(client, "audience")
+        if claims.get("client_id") != client.client_id:
+            self.refuse(client, "client_id")
+        asked = self.request.form.getlist("resource")
+        if not claims.get("resource") or (asked and claims.get("resource") not in asked):
+            self.refuse(client, "resource")
+        self.request.client = client
+        self.request.user = claims.get("sub")
+        with LOCK:
+            STATS[client.client_id]["id-jag"] += 1
+            STATS[client.client_id][f"id-jag sub:{claims.get('sub')}"] += 1
+
+    def create_token_response(self):
+        token = self.generate_token(scope=self.request.payload.scope, user=self.request.user, include_refresh_token=False)
+        self.save_token(token)
+        return 200, token, self.TOKEN_RESPONSE_HEADER
 
 
 class DeviceGrant(DeviceCodeGrant):
@@ -454,7 +578,10 @@ class Introspection(IntrospectionEndpoint):
 
     def introspect_token(self, token):
         active = not token.is_revoked() and not token.is_expired()
-        return {"active": active, "client_id": token.client_id, "scope": token.scope, "sub": USER["id"]}
+        return {
+            "active": active, "client_id": token.client_id, "scope": token.scope, "sub": USER["id"],
+            "aud": token.resources, "exp": int(token.issued_at + token.expires_in),
+        }
 
     def check_permission(self, token, client, req):
         return True
@@ -483,6 +610,15 @@ def client_of_token_request():
         from urllib.parse import unquote
 
         return unquote(request.authorization.username)
+    if request.form.get("client_assertion"):
+        import base64
+        import json
+
+        try:
+            payload = request.form["client_assertion"].split(".")[1]
+            return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))).get("sub", "?")
+        except Exception:
+            return "?"
     return request.form.get("client_id", "?")
 
 
@@ -593,7 +729,7 @@ def metadata():
         registration_endpoint=f"{ISSUER}/register",
         response_types_supported=["code"],
         grant_types_supported=ALL_GRANTS,
-        token_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "none"],
+        token_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
         revocation_endpoint_auth_methods_supported=["client_secret_basic", "client_secret_post", "none"],
         code_challenge_methods_supported=["S256"],
         authorization_response_iss_parameter_supported=True,
@@ -851,6 +987,8 @@ def create_client():
     public = bool(body.get("public"))
     secret = None if public else f"s3cret {secrets.token_urlsafe(8)}&+/é"
     methods = ["none"] if public else ["client_secret_basic", "client_secret_post"]
+    if body.get("jwks"):
+        methods = ["private_key_jwt"]
     client = Client(
         client_id,
         secret,
@@ -862,6 +1000,11 @@ def create_client():
         id_token_alg=body.get("id_token_alg", "RS256"),
     )
     client.workload_key = None
+    client.jwks = body.get("jwks")
+    client.enterprise_issuer = body.get("enterprise_issuer")
+    if client.enterprise_issuer:
+        with LOCK:
+            ENTERPRISE_ISSUERS[client.enterprise_issuer] = body["enterprise_jwks_uri"]
     if body.get("workload_issuer"):
         client.workload_key = ECKey.import_key(body["workload_jwk"])
     with LOCK:
@@ -899,7 +1042,9 @@ def main():
     server.register_grant(RefreshTokenGrant)
     server.register_grant(ClientCredentialsGrant)
     server.register_grant(DeviceGrant)
+    server.register_grant(IDJAGGrant)
     server.register_grant(JWTBearerGrant)
+    server.register_client_auth_method(PrivateKeyJWTAuthentication.CLIENT_AUTH_METHOD, PrivateKeyJWTAuthentication())
     server.register_endpoint(DeviceEndpoint)
     server.register_endpoint(Revocation)
     server.register_endpoint(Introspection)

@@ -80,6 +80,26 @@ import Testing
                 .message.contains("'assertion_file' must be a string") == true)
     }
 
+    @Test func anEnterpriseProfileNamesItsProviderProfileAndRoundTrips() throws {
+        let file = try parse(
+            #"""
+            {"profiles": {"tools": {"resource": "https://tools.example.com/mcp", "issuer": "https://auth.tools.example.com",
+                                    "client_id": "agent", "client_secret_env": "TOOLS_SECRET",
+                                    "enterprise_profile": "corp"}}}
+            """#)
+        let tools = try #require(file.profiles["tools"])
+        #expect(tools.enterpriseProfile == "corp")
+        #expect(try ConfigurationFile(parsing: try file.serialized()) == file)
+        try tools.validate(name: "tools")
+        var alone = tools
+        alone.resource = nil
+        #expect(throws: CLIError.self) { try alone.validate(name: "tools") }
+        var itself = tools
+        itself.enterpriseProfile = "tools"
+        let error = #expect(throws: CLIError.self) { try itself.validate(name: "tools") }
+        #expect(error?.message.contains("another profile") == true)
+    }
+
     @Test func aFileWrittenByHandReadsAndRoundTrips() throws {
         let file = try parse(
             """

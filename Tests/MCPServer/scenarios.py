@@ -643,6 +643,188 @@ def client_credentials_basic(run):
     run.finish = require(run, "client-credentials-basic-made", "client-credentials-basic-auth", "the client made a client_credentials request")
 
 
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+WIF_TRIGGER_UNAUTHORIZED_SCOPE = "wif.trigger-unauthorized"
+WIF_REJECTED_SCOPE = "wif.rejected"
+
+
+def es256_key():
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+@scenario("wif-jwt-bearer")
+def wif_jwt_bearer(run):
+    """SEP-1933: the JWT bearer grant with a workload's token, no registration, no client
+    authentication. The client must send the grant and the assertion, and give up (neither retry
+    nor switch grants) after a refusal. Context: a valid token, one for another audience, one
+    expired (the suite's `createWorkloadJwt`)."""
+    key = es256_key()
+    state = {"requested": False, "failed": False}
+
+    def on_token(run, auth, request, form):
+        grant = form.get("grant_type")
+        if state["requested"] and state["failed"]:
+            if grant != JWT_BEARER:
+                run.check("wif-grant-fallback", "WARNING", f"fell back to {grant} after a JWT bearer refusal")
+                return json_reply(400, {"error": "unsupported_grant_type"})
+            run.check("wif-no-retry", "WARNING", "retried the JWT bearer grant after a refusal")
+            return json_reply(400, {"error": "invalid_request", "error_description": "Retry not allowed"})
+        state["requested"] = True
+        assertion = form.get("assertion")
+        if not assertion:
+            run.check("wif-assertion-missing", False, "no assertion in the JWT bearer request")
+            state["failed"] = True
+            return json_reply(400, {"error": "invalid_request", "error_description": "Missing assertion parameter"})
+        issuer = auth.issuer.rstrip("/")
+        try:
+            claims = jwt.decode(assertion, key.public_key(), algorithms=["ES256"], audience=[issuer, issuer + "/"], leeway=5)
+        except jwt.ExpiredSignatureError as error:
+            run.check("wif-assertion-expired", False, f"an expired assertion was sent: {error}")
+            state["failed"] = True
+            return json_reply(400, {"error": "invalid_grant", "error_description": "JWT assertion is expired"})
+        except jwt.InvalidAudienceError as error:
+            # The client sent what its source gave; the server refuses it, and the client must
+            # end there (the final checks see no retry).
+            run.check("wif-assertion-audience", "INFO", f"assertion for another audience refused: {error}")
+            state["failed"] = True
+            return json_reply(400, {"error": "invalid_grant", "error_description": "JWT assertion audience is invalid"})
+        except jwt.PyJWTError as error:
+            run.check("wif-assertion-malformed", False, f"malformed or badly signed assertion: {error}")
+            state["failed"] = True
+            return json_reply(400, {"error": "invalid_grant", "error_description": str(error)})
+        run.check("wif-assertion-verified", True, "workload assertion verified: signature, audience, expiry", sub=claims.get("sub"))
+        scopes = (form.get("scope") or "").split()
+        if WIF_TRIGGER_UNAUTHORIZED_SCOPE in scopes:
+            state["failed"] = True
+            return json_reply(400, {"error": "unauthorized_client", "error_description": "Client not authorized for JWT-bearer grant"})
+        if WIF_REJECTED_SCOPE in scopes:
+            state["failed"] = True
+            return json_reply(400, {"error": "invalid_scope", "error_description": "Requested scope is not permitted"})
+        return None
+
+    auth, _ = standard(run, grant_types=[JWT_BEARER], auth_methods=["none"], registration=False, on_token=on_token)
+    issuer = auth.issuer.rstrip("/")
+
+    def workload_jwt(audience, expires_in=300):
+        now = int(__import__("time").time())
+        claims = {"iss": "https://idp.conformance-test.local", "sub": "conformance-workload", "aud": audience,
+                  "iat": now, "exp": now + expires_in, "jti": secrets.token_hex(8)}
+        return jwt.encode(claims, key, algorithm="ES256")
+
+    run.context = {
+        "client_id": "conformance-wif-workload", "issuer": auth.issuer,
+        "valid_jwt": workload_jwt(issuer), "wrong_audience_jwt": workload_jwt("https://wrong.example"),
+        "expired_jwt": workload_jwt(issuer, expires_in=-60),
+    }
+
+    def finish(run):
+        if not state["requested"]:
+            run.check("wif-assertion-verified", False, "the client made no JWT bearer request")
+
+    run.finish = finish
+
+
+@scenario("enterprise-managed-authorization")
+def enterprise_managed_authorization(run):
+    """SEP-990: an ID token from the enterprise's identity provider, exchanged there (RFC 8693)
+    for an ID-JAG, which the MCP server's authorization server grants an access token for (RFC
+    7523, client_secret_basic). Context: the client at the authorization server, the client at the
+    provider, the provider's issuer and token endpoint, and an ID token it issued."""
+    client_id, secret = "conformance-test-xaa-client", "conformance-test-xaa-secret"
+    idp_client_id, user = "conformance-test-idp-client", "demo-user@example.com"
+    idp_key = es256_key()
+    grant_keys = {}  # user -> the public key of the ID-JAGs issued for them
+    idp = Listener()
+    holder = {}
+
+    def idp_handle(request):
+        base = idp.url
+        if request.method == "GET" and request.path == "/.well-known/openid-configuration":
+            return json_reply(200, {"issuer": base, "authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
+                                    "jwks_uri": f"{base}/.well-known/jwks.json", "grant_types_supported": [TOKEN_EXCHANGE]})
+        if request.method != "POST" or request.path != "/token":
+            return None
+        form = request.form()
+        if form.get("grant_type") != TOKEN_EXCHANGE:
+            run.check("complete-flow-token-exchange", False, f"the provider expected token-exchange, got {form.get('grant_type')}")
+            return json_reply(400, {"error": "unsupported_grant_type"})
+        missing = []
+        if not form.get("subject_token"):
+            missing.append("subject_token")
+        if form.get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
+            missing.append("subject_token_type")
+        if form.get("requested_token_type") != ID_JAG:
+            missing.append("requested_token_type")
+        for name in ("audience", "resource"):
+            if not form.get(name):
+                missing.append(name)
+        if missing:
+            run.check("complete-flow-token-exchange", False, "missing or invalid: " + ", ".join(missing))
+            return json_reply(400, {"error": "invalid_request", "error_description": ", ".join(missing)})
+        try:
+            claims = jwt.decode(form["subject_token"], idp_key.public_key(), algorithms=["ES256"], audience=idp_client_id, issuer=base)
+        except jwt.PyJWTError as error:
+            run.check("complete-flow-token-exchange", False, f"the ID token does not verify: {error}")
+            return json_reply(400, {"error": "invalid_grant", "error_description": "Invalid ID token"})
+        run.check("complete-flow-token-exchange", True, "ID token exchanged for an ID-JAG with every required parameter")
+        grant_key = es256_key()
+        grant_keys[claims["sub"]] = grant_key.public_key()
+        now = int(__import__("time").time())
+        id_jag = jwt.encode(
+            {"iss": base, "sub": claims["sub"], "aud": form["audience"], "resource": form["resource"], "client_id": client_id,
+             "iat": now, "exp": now + 300, "jti": secrets.token_hex(8)},
+            grant_key, algorithm="ES256", headers={"typ": "oauth-id-jag+jwt"})
+        return json_reply(200, {"access_token": id_jag, "issued_token_type": ID_JAG, "token_type": "N_A"})
+
+    idp.handle = idp_handle
+
+    def on_token(run, auth, request, form):
+        if parse_basic(request.header("Authorization")) != (client_id, secret):
+            run.check("complete-flow-jwt-bearer", False, "client_secret_basic authentication missing or wrong")
+            return json_reply(401, {"error": "invalid_client"})
+        assertion = form.get("assertion")
+        if not assertion:
+            run.check("complete-flow-jwt-bearer", False, "no assertion in the JWT bearer grant")
+            return json_reply(400, {"error": "invalid_request"})
+        if jwt.get_unverified_header(assertion).get("typ") != "oauth-id-jag+jwt":
+            run.check("complete-flow-jwt-bearer", False, "the assertion is not typed oauth-id-jag+jwt")
+            return json_reply(400, {"error": "invalid_grant"})
+        issuer = auth.issuer.rstrip("/")
+        try:
+            unverified = jwt.decode(assertion, options={"verify_signature": False})
+            claims = jwt.decode(assertion, grant_keys[unverified["sub"]], algorithms=["ES256"], audience=[issuer, issuer + "/"], leeway=30)
+        except (KeyError, jwt.PyJWTError) as error:
+            run.check("complete-flow-jwt-bearer", False, f"the ID-JAG does not verify: {error!r}")
+            return json_reply(400, {"error": "invalid_grant"})
+        if claims.get("client_id") != client_id:
+            run.check("complete-flow-jwt-bearer", False, "the ID-JAG's client_id is not the authenticated client")
+            return json_reply(400, {"error": "invalid_grant"})
+        if claims.get("resource") != holder["resource"].base + "/mcp":
+            run.check("complete-flow-jwt-bearer", False, f"the ID-JAG's resource {claims.get('resource')} is not the MCP server")
+            return json_reply(400, {"error": "invalid_grant"})
+        run.check("complete-flow-jwt-bearer", True, "client authenticated, ID-JAG verified, access token issued")
+        return None
+
+    auth, resource = standard(run, grant_types=[JWT_BEARER], auth_methods=["client_secret_basic"], on_token=on_token)
+    holder["resource"] = resource
+    now = int(__import__("time").time())
+    id_token = jwt.encode({"iss": idp.url, "sub": user, "email": user, "aud": idp_client_id, "iat": now, "exp": now + 3600},
+                          idp_key, algorithm="ES256")
+    run.context = {
+        "client_id": client_id, "client_secret": secret, "issuer": auth.issuer, "idp_client_id": idp_client_id,
+        "idp_id_token": id_token, "idp_issuer": idp.url, "idp_token_endpoint": f"{idp.url}/token",
+    }
+
+    def finish(run):
+        for check_id, what in (("complete-flow-token-exchange", "token exchange"), ("complete-flow-jwt-bearer", "JWT bearer grant")):
+            if not run.has(check_id):
+                run.check(check_id, False, f"the client made no {what}")
+
+    run.finish = finish
+
+
 def dpop_scenario(name, nonce):
     @scenario(name)
     def build(run):

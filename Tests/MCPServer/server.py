@@ -15,11 +15,18 @@ Only the provider (where codes and tokens are kept) is ours, as the SDK expects:
 - `/test/health` answers when the server is up; `/test/stats` counts registrations,
   authorizations, code exchanges and refreshes, also per client name (`refresh:<name>`).
 
-Usage: server.py PORT [--access-token-lifetime SECONDS]
+With --authorization-server URL the server is a resource server only, as an MCP server behind
+an organisation's authorization server is: its metadata names that server (the Authlib test
+server), and its bearer middleware checks each token by RFC 7662 introspection there (as the
+SDK's own examples do), with the scope and the RFC 8707 resource the introspection reports. The
+introspection client is created through the authorization server's /test/clients.
+
+Usage: server.py PORT [--access-token-lifetime SECONDS] [--authorization-server URL]
 """
 
 import argparse
 import hashlib
+import json
 import os
 import secrets
 import time
@@ -32,6 +39,7 @@ from starlette.responses import JSONResponse, PlainTextResponse
 
 from mcp.server.auth.provider import (
     AccessToken,
+    TokenVerifier,
     AuthorizationCode,
     AuthorizationParams,
     RefreshToken,
@@ -153,27 +161,93 @@ class TestProvider:
         self.refresh_tokens.pop(token.token, None)
 
 
+class IntrospectingVerifier(TokenVerifier):
+    """Checks a token by introspection (RFC 7662) at the authorization server; the token's
+    `aud` (its RFC 8707 resources) must include this server, which the SDK's middleware checks."""
+
+    def __init__(self, authorization_server: str, resource: str):
+        import urllib.request
+
+        self.endpoint = f"{authorization_server}/introspect"
+        self.resource = resource
+        request = urllib.request.Request(
+            f"{authorization_server}/test/clients", data=b"{}", headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            client = json.load(reply)
+        self.client_id, self.client_secret = client["client_id"], client["client_secret"]
+        self.stats: Counter = Counter()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        import anyio
+        import urllib.parse
+        import urllib.request
+
+        body = urllib.parse.urlencode(
+            {"token": token, "client_id": self.client_id, "client_secret": self.client_secret}
+        ).encode()
+
+        def introspect():
+            request = urllib.request.Request(
+                self.endpoint, data=body, headers={"Content-Type": "application/x-www-form-urlencoded"}
+            )
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return json.load(reply)
+
+        info = await anyio.to_thread.run_sync(introspect)
+        if not info.get("active"):
+            self.stats["refused"] += 1
+            return None
+        audiences = info.get("aud") or []
+        audiences = audiences if isinstance(audiences, list) else [audiences]
+        self.stats["accepted"] += 1
+        self.stats[f"accepted:{info.get('client_id')}"] += 1
+        return AccessToken(
+            token=token,
+            client_id=info.get("client_id", ""),
+            scopes=(info.get("scope") or "").split(),
+            expires_at=info.get("exp"),
+            resource=self.resource if self.resource in audiences else (audiences[0] if audiences else None),
+            subject=str(info.get("sub", "")),
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--access-token-lifetime", type=int, default=3600)
+    parser.add_argument("--authorization-server")
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     provider = TestProvider(base, args.access_token_lifetime)
-    server = MCPServer(
-        "authreq-test-mcp",
-        auth_server_provider=provider,
-        auth=AuthSettings(
-            issuer_url=base,
-            resource_server_url=f"{base}/mcp",
-            client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+    if args.authorization_server:
+        verifier = IntrospectingVerifier(args.authorization_server, f"{base}/mcp")
+        provider.stats = verifier.stats
+        server = MCPServer(
+            "authreq-test-mcp-resource",
+            token_verifier=verifier,
+            auth=AuthSettings(
+                issuer_url=args.authorization_server,
+                resource_server_url=f"{base}/mcp",
+                required_scopes=[SCOPE],
+                validate_token_resource=True,
             ),
-            revocation_options=RevocationOptions(enabled=True),
-            required_scopes=[SCOPE],
-            validate_token_resource=True,
-        ),
-    )
+        )
+    else:
+        server = MCPServer(
+            "authreq-test-mcp",
+            auth_server_provider=provider,
+            auth=AuthSettings(
+                issuer_url=base,
+                resource_server_url=f"{base}/mcp",
+                client_registration_options=ClientRegistrationOptions(
+                    enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+                ),
+                revocation_options=RevocationOptions(enabled=True),
+                required_scopes=[SCOPE],
+                validate_token_resource=True,
+            ),
+        )
 
     @server.tool()
     def echo(text: str) -> str:

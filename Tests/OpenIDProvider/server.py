@@ -47,7 +47,9 @@ from idpyoidc.server import Server
 from idpyoidc.server.configure import OPConfiguration
 from idpyoidc.server.oauth2.token_helper import validate_token_exchange_policy
 from idpyoidc.server.oidc.token import Token
+from idpyoidc.server.token.id_token import IDToken
 from idpyoidc.server.user_authn.authn_context import INTERNETPROTOCOLPASSWORD
+from idpyoidc.server.user_authn.user import NoAuthn
 from idpyoidc.server.user_info import UserInfo
 
 PORT = int(sys.argv[1])
@@ -63,7 +65,24 @@ CRYPT = {
         "iterations": 1,
     }
 }
-USERS = {"diana": {"sub": "diana", "name": "Diana Prince", "email": "diana@example.com", "email_verified": True}}
+USERS = {
+    "diana": {"sub": "diana", "name": "Diana Prince", "email": "diana@example.com", "email_verified": True},
+    "erin": {"sub": "erin", "name": "Erin Enterprise", "email": "erin@example.com", "email_verified": True},
+}
+
+class ClientUserAuthn(NoAuthn):
+    """idpyoidc's NoAuthn (the user is signed in without a form), signing in the client's own test
+    user when it was created with one ("test_user": "erin"), else diana. RP-initiated logout at
+    idpyoidc ends every session of the user it names, so a test whose session must outlive the
+    logout tests signs in another user. A shim outside the protocol logic."""
+
+    def authenticated_as(self, client_id="", cookie=None, authorization="", **kwargs):
+        result, when = NoAuthn.authenticated_as(self, client_id, cookie, authorization, **kwargs)
+        user = server.context.cdb.get(client_id, {}).get("test_user") if client_id else None
+        if user:
+            result["uid"] = user
+        return result, when
+
 
 CONF = {
     "issuer": ISSUER,
@@ -80,7 +99,9 @@ CONF = {
                      "key_defs": [{"type": "oct", "bytes": "24", "use": ["enc"], "kid": "code"}]},
         "code": {"lifetime": 600, "kwargs": {"crypt_conf": CRYPT}},
         "token": {"class": "idpyoidc.server.token.jwt_token.JWTToken", "kwargs": {"lifetime": 3600, "add_claims_by_scope": True}},
-        "refresh": {"class": "idpyoidc.server.token.jwt_token.JWTToken", "kwargs": {"lifetime": 86400}},
+        # Refresh tokens are opaque (encrypted with the token keys, which are never rotated), so a
+        # session outlives /test/rotate-keys as it would at a provider that keeps verifying them.
+        "refresh": {"lifetime": 86400, "kwargs": {"crypt_conf": CRYPT}},
         "id_token": {"class": "idpyoidc.server.token.id_token.IDToken", "kwargs": {}},
     },
     "cookie_handler": {
@@ -105,7 +126,7 @@ CONF = {
                     "kwargs": {"post_logout_uri_path": "post_logout", "signing_alg": "ES256",
                                "logout_verify_url": f"{ISSUER}/verify_logout", "client_authn_method": None}},
     },
-    "authentication": {"anon": {"acr": INTERNETPROTOCOLPASSWORD, "class": "idpyoidc.server.user_authn.user.NoAuthn", "kwargs": {"user": "diana"}}},
+    "authentication": {"anon": {"acr": INTERNETPROTOCOLPASSWORD, "class": ClientUserAuthn, "kwargs": {"user": "diana"}}},
     "userinfo": {"class": UserInfo, "kwargs": {"db": USERS}},
     "authz": {"class": "idpyoidc.server.authz.AuthzHandling", "kwargs": {"grant_config": {
         "usage_rules": {
@@ -144,6 +165,26 @@ def key_summary_or_none(self, issuer_id):
 
 
 KeyJar.key_summary = key_summary_or_none
+
+# idpyoidc 5.0.0 gives every ID token the same lifetime (300 s); a client created with
+# "id_token_lifetime" gets ID tokens of that lifetime, so a test can see one expire while the
+# session's access token is still valid. A shim outside the protocol logic (the lifetime only).
+_id_token_call = IDToken.__call__
+
+
+def id_token_of_client_lifetime(self, session_id="", *args, **kwargs):
+    _, client_id, _ = self.upstream_get("context").session_manager.decrypt_session_id(session_id)
+    lifetime = server.context.cdb.get(client_id, {}).get("id_token_lifetime")
+    if lifetime is None:
+        return _id_token_call(self, session_id, *args, **kwargs)
+    default, self.lifetime = self.lifetime, lifetime
+    try:
+        return _id_token_call(self, session_id, *args, **kwargs)
+    finally:
+        self.lifetime = default
+
+
+IDToken.__call__ = id_token_of_client_lifetime
 app = Flask(__name__)
 
 
@@ -292,6 +333,8 @@ def token():
     if request.form.get("grant_type") == TOKEN_EXCHANGE:
         with LOCK:
             STATS[client_id]["subject:" + fingerprint(request.form.get("subject_token", ""))] += 1
+        if request.form.get("requested_token_type") == ID_JAG:
+            return issue_id_jag(client_id, client)
     response = service("token")
     if DPOP and client.get("dpop_nonce"):
         response.headers["DPoP-Nonce"] = NONCES["token"]
@@ -449,6 +492,83 @@ def protected_resource(tag):
 
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+RETIRED_KEYS = []  # the provider's keys before each /test/rotate-keys, to verify its own ID tokens
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+
+
+def token_error(status, error, description):
+    response = make_response(json.dumps({"error": error, "error_description": description}), status)
+    response.headers["Content-Type"] = "application/json"
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def issue_id_jag(client_id, client):
+    """Enterprise-Managed Authorization (MCP's SEP-990; the IETF draft "Identity Assertion JWT
+    Authorization Grant"): an ID token this provider issued to the client, exchanged (RFC 8693)
+    for an ID-JAG for another authorization server. idpyoidc 5.0.0 cannot issue ID-JAGs, so this
+    is the project's own code, on idpyoidc's keys and sessions: the client authenticates with its
+    secret; the subject token must be an ID token of this provider for this client, unexpired;
+    `audience` must be an authorization server the client was set up for (POST /test/clients
+    {"id_jag_clients": {audience: client id there}}), whose client id goes into the ID-JAG;
+    `resource` is required. The ID-JAG is signed with the provider's ES256 key, typed
+    oauth-id-jag+jwt, and lives 300 s."""
+    import secrets as _secrets
+
+    from cryptojwt.jws.jws import JWS
+
+    auth = request.authorization
+    secret = auth.password if auth and auth.username else request.form.get("client_secret", "")
+    if not client or not _secrets.compare_digest(client.get("client_secret", ""), secret or ""):
+        return token_error(401, "invalid_client", "Client authentication failed")
+    form = request.form
+    if form.get("subject_token_type") != ID_TOKEN_TYPE or not form.get("subject_token"):
+        return token_error(400, "invalid_request", "subject_token must be an ID token")
+    audience, resource = form.get("audience"), form.get("resource")
+    if not audience or not resource:
+        return token_error(400, "invalid_request", "audience and resource are required")
+    clients_there = client.get("id_jag_clients", {})
+    if audience not in clients_there:
+        return token_error(400, "invalid_target", "No client is set up at that authorization server")
+    try:
+        verifier = jws_factory(form["subject_token"])
+        # Its own ID tokens, signed before a key rotation too (as a provider keeps verifying them).
+        with LOCK:
+            keys = (server.context.keyjar.get_issuer_keys(ISSUER) or server.context.keyjar.get_issuer_keys("")) + RETIRED_KEYS
+        claims = verifier.verify_compact(form["subject_token"], keys=keys)
+    except Exception:
+        return token_error(400, "invalid_grant", "The subject token is not an ID token of this provider")
+    audiences = claims.get("aud") if isinstance(claims.get("aud"), list) else [claims.get("aud")]
+    if claims.get("iss") != ISSUER or client_id not in audiences:
+        return token_error(400, "invalid_grant", "The ID token was not issued to this client")
+    now = int(time.time())
+    if int(claims.get("exp", 0)) <= now:
+        with LOCK:
+            STATS[client_id]["id-jag expired subject"] += 1
+        return token_error(400, "invalid_grant", "The ID token has expired")
+    signing = server.context.keyjar.get_signing_key("EC", issuer_id=ISSUER) or server.context.keyjar.get_signing_key("EC")
+    payload = {
+        "iss": ISSUER, "sub": claims["sub"], "aud": audience, "client_id": clients_there[audience],
+        "resource": resource, "jti": _secrets.token_urlsafe(16), "iat": now, "exp": now + 300,
+    }
+    if form.get("scope"):
+        payload["scope"] = form["scope"]
+    jag = JWS(json.dumps(payload), alg="ES256", typ="oauth-id-jag+jwt").sign_compact(signing[:1])
+    with LOCK:
+        STATS[client_id]["id-jag"] += 1
+    reply = {"access_token": jag, "issued_token_type": ID_JAG, "token_type": "N_A", "expires_in": 300}
+    if client.get("id_jag_reply") == "access_token":
+        reply["issued_token_type"] = "urn:ietf:params:oauth:token-type:access_token"
+        reply["token_type"] = "Bearer"
+    elif client.get("id_jag_reply") == "no_type":
+        del reply["issued_token_type"]
+    if form.get("scope"):
+        reply["scope"] = form["scope"]
+    response = make_response(json.dumps(reply), 200)
+    response.headers["Content-Type"] = "application/json"
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def fingerprint(token):
@@ -491,7 +611,12 @@ def create_client():
         "allowed_scopes": ["openid", "profile", "email", "offline_access"],
         "id_token_signed_response_alg": body.get("id_token_alg", "RS256"),
         "dpop_nonce": bool(body.get("dpop_nonce", False)),
+        "id_jag_clients": body.get("id_jag_clients", {}),
+        "id_jag_reply": body.get("id_jag_reply"),
+        "test_user": body.get("test_user"),
     }
+    if body.get("id_token_lifetime"):
+        entry["id_token_lifetime"] = int(body["id_token_lifetime"])
     if body.get("token_exchange"):
         entry["grant_types_supported"] = ["authorization_code", "refresh_token", TOKEN_EXCHANGE]
         entry["token_exchange"] = {
@@ -513,6 +638,7 @@ def rotate_keys():
     # keys it marks inactive, while no longer publishing them).
     # idpyoidc keeps the provider's keys under "" (published) and its issuer ID (signing).
     with LOCK:
+        RETIRED_KEYS.extend(server.context.keyjar.get_issuer_keys(ISSUER) or [])
         keys = build_keyissuer(KEY_DEFS)
         for owner in list(server.context.keyjar.owners()):
             if owner in ("", ISSUER):

@@ -417,6 +417,53 @@ struct Probe: AuthenticatedResource {
         #expect(again.contains { $0 == ("resource", resource.absoluteString) })
     }
 
+    @Test func anEnterpriseManagedSignInExchangesTheIDTokenThenPresentsTheIDJAG() async throws {
+        let network = ResourceNetwork()
+        let session = OAuthAuthenticator(
+            flow: FixedSessionFlow(idToken: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.id-token-1"),
+            configuration: .init(clock: network.clock))
+        let browser = ResourceNetwork.Browser(issuer: "https://auth.example.com")
+        let signIn = network.signIn(
+            method: .enterpriseManaged(
+                IdentityAssertionGrant(
+                    tokenEndpoint: URL(string: "https://login.example.com/token")!,
+                    client: .clientSecretBasic(id: "agent-at-idp", secret: "s3cret-idp"), subject: .idToken(of: session)
+                )),
+            policy: ClientRegistrationPolicy(
+                preRegistered: ["https://auth.example.com": .clientSecretBasic(id: "agent", secret: "s3cret-as")]),
+            browser: browser)
+        let resource = URL(string: "https://api.example.com/mcp")!
+        _ = try await Probe(authenticator: try await signIn.authenticator(), url: resource).request()
+
+        let paths = network.requests.withLock { $0.map { $0.url?.host.map { "\($0)" } ?? "" } }
+        #expect(browser.opened.withLock { $0.isEmpty }, "no browser")
+        #expect(!paths.contains("auth.example.com/register"))
+        let exchange = ResourceNetwork.form(try #require(network.requests(to: "/token").first))
+        #expect(network.requests(to: "/token").first?.url?.host == "login.example.com")
+        #expect(exchange.contains { $0 == ("subject_token", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.id-token-1") })
+        #expect(exchange.contains { $0 == ("audience", "https://auth.example.com") }, "the discovered issuer")
+        #expect(exchange.contains { $0 == ("resource", resource.absoluteString) })
+        #expect(exchange.contains { $0 == ("requested_token_type", "urn:ietf:params:oauth:token-type:id-jag") })
+        let grant = ResourceNetwork.form(try #require(network.requests(to: "/token").last))
+        #expect(network.requests(to: "/token").last?.url?.host == "auth.example.com")
+        #expect(grant.contains { $0 == ("grant_type", JWTBearerFlow.grantType) })
+        #expect(grant.contains { $0.0 == "assertion" && $0.1.contains(".jag-") })
+        #expect(grant.contains { $0 == ("resource", resource.absoluteString) })
+        #expect(grant.contains { $0 == ("scope", "notes:read") }, "the challenge's scope")
+
+        // A step-up to an authentication level ends at once: the chain cannot give one.
+        let flow = try await signIn.flow()
+        let before = network.requests.withLock { $0.count }
+        let error = await #expect(throws: StepUpError.self) {
+            try await flow.stepUp(
+                OAuthToken(accessToken: "at"),
+                to: StepUpRequirement(reason: .insufficientUserAuthentication, acrValues: ["phr"]),
+                for: AuthenticationContext(transport: network.transport, clock: network.clock))
+        }
+        #expect(error?.code == .interactionRequired)
+        #expect(network.requests.withLock { $0.count } == before, "nothing was sent")
+    }
+
     @Test(arguments: [
         StepUpRequirement(reason: .insufficientUserAuthentication, acrValues: ["phr"]),
         StepUpRequirement(reason: .insufficientUserAuthentication, maxAge: 300),
@@ -445,5 +492,17 @@ struct Probe: AuthenticatedResource {
         let form = ResourceNetwork.form(try #require(network.requests(to: "/token").last))
         // The form's `+` is a space.
         #expect(form.contains { $0 == ("scope", "notes:read+notes:write") }, "\(form)")
+    }
+}
+
+/// A session at an identity provider with a fixed ID token and an access token of an hour.
+struct FixedSessionFlow: OAuthFlow {
+    let idToken: String
+    var storeKey: String { "agent@https://login.example.com/token" }
+    func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
+        OAuthToken(accessToken: "session", expiresAt: context.clock.now.addingTimeInterval(3600), idToken: idToken)
+    }
+    func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
+        try await obtainToken(for: context)
     }
 }

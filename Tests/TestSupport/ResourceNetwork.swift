@@ -112,6 +112,15 @@ package final class ResourceNetwork: Sendable {
                     json:
                         #"{"access_token":"at-\#(grant)-\#(UUID().uuidString)","token_type":"\#(settings.tokenType)","expires_in":60"#
                         + (settings.issuesRefreshTokens ? #","refresh_token":"rt-\#(UUID().uuidString)"}"# : "}"))
+            case "https://login.example.com/token":
+                // An enterprise identity provider: an ID-JAG for whatever is asked (Enterprise-Managed
+                // Authorization).
+                return try InMemoryTransport.reply(
+                    to: request,
+                    json:
+                        #"{"access_token":"eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.e30.jag-\#(UUID().uuidString)","#
+                        + #""issued_token_type":"urn:ietf:params:oauth:token-type:id-jag","token_type":"N_A","expires_in":300}"#
+                )
             default:
                 return try InMemoryTransport.reply(to: request, status: 404, json: "{}")
             }

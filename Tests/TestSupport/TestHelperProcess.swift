@@ -17,6 +17,8 @@ package enum TestHelperProcess {
         package let wasKilled: Bool
         /// Everything it wrote to standard output.
         package let output: String
+        /// Everything it wrote to standard error (also passed on to this process's).
+        package var errors: String = ""
 
         /// The output's last line parsed as a JSON object.
         package var json: [String: Any]? {
@@ -38,12 +40,17 @@ package enum TestHelperProcess {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("helper-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
+        let errors = output.appendingPathExtension("err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errors) }
         let handle = try FileHandle(forWritingTo: output)
+        let errorHandle = try FileHandle(forWritingTo: errors)
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = handle
+        process.standardError = errorHandle
         let (status, killed) = try await withCheckedThrowingContinuation {
             (continuation: CheckedContinuation<(Int32, Bool), any Error>) in
             process.terminationHandler = { process in
@@ -58,7 +65,11 @@ package enum TestHelperProcess {
             }
         }
         try handle.close()
+        try errorHandle.close()
         let text = String(decoding: (try? Data(contentsOf: output)) ?? Data(), as: UTF8.self)
-        return Outcome(status: status, wasKilled: killed, output: text)
+        let errorData = (try? Data(contentsOf: errors)) ?? Data()
+        FileHandle.standardError.write(errorData)
+        return Outcome(
+            status: status, wasKilled: killed, output: text, errors: String(decoding: errorData, as: UTF8.self))
     }
 }

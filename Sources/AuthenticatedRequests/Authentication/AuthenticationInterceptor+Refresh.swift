@@ -67,6 +67,42 @@ extension AuthenticationInterceptor {
         throw excessiveRefresh
     }
 
+    /// A credential for which `isUsable` holds: the one a request would use, else the result of
+    /// a refresh from it, shared as every refresh is (and coordinated through the store). A
+    /// credential can be valid for requests and still unfit for another use: an OpenID session
+    /// whose access token lives longer than its ID token, which a token exchange presents.
+    ///
+    /// Each such refresh counts against the ``RefreshLimit``, so a server whose refreshed
+    /// credential never satisfies `isUsable` ends in ``AuthenticationError/Code/excessiveRefresh``.
+    public nonisolated func validCredential(where isUsable: @Sendable (Credential) -> Bool) async throws
+        -> Credential
+    {
+        for _ in 0..<maximumRounds {
+            let (authenticator, credential, _) = try await credentialForRequest()
+            if isUsable(credential) { return credential }
+            let now = configuration.clock.now
+            let decision = state.withLock { state -> CredentialDecision<A> in
+                if let refresh = state.refresh { return .wait(authenticator, refresh) }
+                guard let current = state.credential else { return .fail(Self.missingCredential) }
+                if isUsable(current) { return .ready(authenticator, current) }
+                return startRefresh(&state, from: current, by: authenticator, at: now)
+            }
+            switch decision {
+            case .settle:
+                try await settle()
+            case .ready(_, let credential):
+                return credential
+            case .wait(_, let refresh):
+                let credential = try await refresh.value()
+                try checkFreshEnough(credential)
+                if isUsable(credential) { return credential }
+            case .fail(let error):
+                try await fail(with: error)
+            }
+        }
+        throw excessiveRefresh
+    }
+
     /// The credential for retrying a request the server rejected.
     ///
     /// - The current one, without a refresh, when the request carried an older one

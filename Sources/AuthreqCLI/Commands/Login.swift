@@ -100,8 +100,10 @@ struct Login: AsyncParsableCommand {
         ResourceSignInFlow, OAuthToken
     ) {
         session.console.detail("discovering \(resource.redactedForDisplay)")
-        let flow = try await session.resourceSignIn(resource, method: .browser(userAgent(session.console)))
-            .flow(account: session.name)
+        let method: ResourceSignIn.Method =
+            session.profile.enterpriseProfile == nil
+            ? .browser(userAgent(session.console)) : .enterpriseManaged(try await session.identityAssertionGrant())
+        let flow = try await session.resourceSignIn(resource, method: method).flow(account: session.name)
         session.cacheResourceDiscovery(of: flow)
         let authenticator = await session.authenticator(flow: flow)
         let token = try await flow.obtainToken(for: authenticator.context)

@@ -19,6 +19,12 @@ struct ProfileSettings: ParsableArguments {
     var clientSecretEnv: String?
     @Option(help: "A workload token file (Kubernetes, SPIFFE): sign in with the JWT bearer grant, re-reading it.")
     var assertionFile: String?
+    @Option(
+        help: ArgumentHelp(
+            "With --resource: the profile signed in at the enterprise's OpenID provider; its ID token becomes an "
+                + "ID-JAG for the resource's server (no browser there).",
+            valueName: "profile"))
+    var enterpriseProfile: String?
     @Option(help: "none, client_secret_basic or client_secret_post.")
     var clientAuth: String?
     @Option(help: "The authorization endpoint, when there is no discovery.")
@@ -43,7 +49,7 @@ struct ProfileSettings: ParsableArguments {
     var isEmpty: Bool {
         [
             resource, clientName, issuer, clientID, scope, clientSecretFile, clientSecretEnv, assertionFile, clientAuth,
-            authorizationEndpoint,
+            enterpriseProfile, authorizationEndpoint,
             tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
         ].allSatisfy { $0 == nil } && dpop == nil && par == nil && clientIDInBody == nil
     }
@@ -76,6 +82,7 @@ struct ProfileSettings: ParsableArguments {
         if let assertionFile {
             profile.assertionFile = URL(fileURLWithPath: (assertionFile as NSString).expandingTildeInPath).path
         }
+        if let enterpriseProfile { profile.enterpriseProfile = enterpriseProfile }
         if let clientAuth {
             guard let method = Profile.ClientAuthMethod(rawValue: clientAuth) else {
                 throw CLIError.usage("--client-auth must be none, client_secret_basic or client_secret_post.")

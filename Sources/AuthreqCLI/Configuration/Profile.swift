@@ -44,6 +44,11 @@ package struct Profile: Equatable, Sendable {
     /// A workload token file (a Kubernetes projected service-account token, a SPIFFE JWT-SVID):
     /// the profile signs in with the JWT bearer grant, reading the file for every grant.
     package var assertionFile: String?
+    /// For a ``resource`` profile: another profile, signed in at the enterprise's OpenID provider
+    /// (scope `openid`), whose ID token is exchanged there for an ID-JAG for the resource's
+    /// authorization server (Enterprise-Managed Authorization); no browser at that server. The
+    /// client at that server is this profile's `client_id` for its `issuer`.
+    package var enterpriseProfile: String?
     /// The method; `client_secret_basic` when there is a secret, `none` otherwise.
     package var clientAuthentication: ClientAuthMethod?
     /// Endpoints given by hand (they win over discovered ones).
@@ -81,7 +86,7 @@ package struct Profile: Equatable, Sendable {
     /// The keys of a profile in the file, in the order they are written.
     static let keys = [
         "resource", "client_name", "issuer", "client_id", "scope", "client_secret_file", "client_secret_env",
-        "assertion_file", "client_auth",
+        "assertion_file", "enterprise_profile", "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
         "redirect_uri", "grant", "dpop", "par", "client_id_in_body",
     ]
@@ -117,6 +122,7 @@ package struct Profile: Equatable, Sendable {
         clientSecretFile = try string("client_secret_file")
         clientSecretEnvironment = try string("client_secret_env")
         assertionFile = try string("assertion_file")
+        enterpriseProfile = try string("enterprise_profile")
         if let method = try string("client_auth") {
             guard let known = ClientAuthMethod(rawValue: method) else {
                 throw fail(
@@ -160,6 +166,7 @@ package struct Profile: Equatable, Sendable {
         put("client_secret_file", clientSecretFile)
         put("client_secret_env", clientSecretEnvironment)
         put("assertion_file", assertionFile)
+        put("enterprise_profile", enterpriseProfile)
         put("client_auth", clientAuthentication?.rawValue)
         put("authorization_endpoint", authorizationEndpoint?.absoluteString)
         put("token_endpoint", tokenEndpoint?.absoluteString)
@@ -192,6 +199,16 @@ package struct Profile: Equatable, Sendable {
             throw .usage(
                 "Profile '\(name)': \(key) \(url.redactedForDisplay) is plain http to a host that is not loopback; "
                     + "tokens and secrets go only over https (or http to 127.0.0.1, ::1 or localhost).")
+        }
+        if let enterpriseProfile {
+            guard resource != nil, !clientID.isEmpty, issuer != nil else {
+                throw .usage(
+                    "Profile '\(name)': enterprise_profile needs a resource (--resource), and the client registered "
+                        + "at its authorization server (--issuer and --client-id).")
+            }
+            guard Self.isValidName(enterpriseProfile), enterpriseProfile != name else {
+                throw .usage("Profile '\(name)': enterprise_profile must name another profile.")
+            }
         }
         if let redirectURI, !(redirectURI.scheme?.lowercased() == "http" && redirectURI.isLoopback) {
             throw .usage(

@@ -99,14 +99,16 @@ package struct ProfileSession: Sendable {
     // MARK: Endpoints
 
     /// The profile's endpoints: by hand, from the cache (fresh for a day), or discovered now
-    /// and cached. `login` passes `refresh` to discover again.
+    /// (RFC 8414 metadata, else OpenID Connect discovery, for an OpenID provider that publishes
+    /// only that) and cached. `login` passes `refresh` to discover again.
     package func endpoints(refresh: Bool = false) async throws -> ServerEndpoints {
         guard let issuer = profile.issuer else { return try endpointsByHand() }
         if !refresh, let cached = cachedEndpoints(of: issuer, maximumAge: Self.endpointCacheLifetime) {
             return cached
         }
         console.detail("discovering \(issuer.redactedForDisplay)")
-        let metadata = try await AuthorizationServerMetadata.discover(issuer: issuer, context: context)
+        let metadata = try await AuthorizationServerMetadata.discover(
+            anyDocumentOf: Self.issuerString(issuer), context: context)
         let endpoints = try ServerEndpoints(metadata: metadata, profile: profile)
         try endpoints.validate()
         try? PrivateFile.write(try endpoints.cached(), to: endpointsCacheFile)
@@ -199,6 +201,37 @@ package struct ProfileSession: Sendable {
             scope: profile.scope)
     }
 
+    /// The sign-in method of a resource profile for requests and `token`: the enterprise chain
+    /// when the profile names an ``Profile/enterpriseProfile`` (it needs no person), else none
+    /// (the stored session is used and refreshed).
+    func resourceMethod() async throws -> ResourceSignIn.Method {
+        profile.enterpriseProfile == nil ? .nonInteractive : .enterpriseManaged(try await identityAssertionGrant())
+    }
+
+    /// The enterprise chain of this profile: the session of its ``Profile/enterpriseProfile`` at
+    /// the enterprise's OpenID provider, whose ID token that provider exchanges for an ID-JAG.
+    ///
+    /// - Throws: ``CLIError`` (usage) when that profile does not exist; `needsSignIn` when it is
+    ///   not signed in.
+    func identityAssertionGrant() async throws -> IdentityAssertionGrant {
+        guard let other = profile.enterpriseProfile else {
+            throw CLIError.usage("Profile '\(name)' names no enterprise profile (--enterprise-profile).")
+        }
+        guard let enterprise = try ConfigurationFile.load(from: locations.configurationFile).profile(other) else {
+            throw CLIError.usage("Profile '\(name)' names the enterprise profile '\(other)', which does not exist.")
+        }
+        let session = try ProfileSession(
+            name: other, profile: enterprise, locations: locations, environment: environment, console: console)
+        guard let authenticator = try await session.restore() else {
+            throw CLIError.needsSignIn(
+                "The enterprise profile '\(other)' is not signed in. Run: authreq login --profile \(other) "
+                    + "(with the scope 'openid offline_access').")
+        }
+        return IdentityAssertionGrant(
+            tokenEndpoint: try await session.endpoints().token, client: try session.client(),
+            subject: .idToken(of: authenticator))
+    }
+
     /// Where `login --resource` keeps what discovery found (the server's metadata and the scope),
     /// so that `status` and `logout` need no network.
     private var resourceCacheFile: URL { locations.endpointsDirectory.appendingPathComponent("\(name).resource.json") }
@@ -212,7 +245,7 @@ package struct ProfileSession: Sendable {
     /// The flow of a resource profile: from what `login` cached when `readOnly` (no network;
     /// `nil` when nothing was cached), else from a new discovery.
     func resourceFlow(_ resource: URL, readOnly: Bool) async throws -> ResourceSignInFlow? {
-        let signIn = try resourceSignIn(resource, method: .nonInteractive)
+        let signIn = try resourceSignIn(resource, method: readOnly ? .nonInteractive : try await resourceMethod())
         guard readOnly else {
             console.detail("discovering \(resource.redactedForDisplay)")
             return try await signIn.flow(account: name)

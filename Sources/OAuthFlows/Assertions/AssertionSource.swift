@@ -69,14 +69,7 @@ public struct AssertionSource: Sendable, CustomStringConvertible {
 
     /// The `exp` of a JWT, read without verifying it (the authorization server verifies); `nil`
     /// when it is not a JWT or has no usable `exp`.
-    static func expiry(of assertion: String) -> Date? {
-        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
-            case .number(let seconds)? = (try? JSONValue(parsing: payload))?.objectValue?["exp"],
-            seconds.isFinite, seconds > 0, seconds < 1e11
-        else { return nil }
-        return Date(timeIntervalSince1970: seconds)
-    }
+    static func expiry(of assertion: String) -> Date? { JWTClaimsPeek(assertion)?.expiry }
 
     /// The source's name.
     public var description: String { name }

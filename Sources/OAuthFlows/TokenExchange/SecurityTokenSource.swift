@@ -64,20 +64,36 @@ public struct SecurityTokenSource: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The ID token of `authenticator`'s current session, refreshed first when the session's
-    /// access token needs it (a refresh at an OpenID provider returns a new ID token).
+    /// The ID token of `authenticator`'s current session, refreshed first when the session
+    /// needs it: when its access token does, and when the ID token itself has expired or is about
+    /// to (its `exp` within a quarter of its lifetime, at most 10 s, by the context's clock),
+    /// since a provider refuses an expired ID token as a subject token. A refresh at an OpenID
+    /// provider returns a new ID token; it is shared and coordinated as every refresh is.
     ///
-    /// - Throws: `AuthenticationError` `missingCredential` when the
-    ///   session has no ID token.
+    /// - Throws: `AuthenticationError` `missingCredential` when the session has no ID token;
+    ///   `excessiveRefresh` when the provider's refreshes keep returning an expired one.
     public static func idToken(of authenticator: OAuthAuthenticator) -> SecurityTokenSource {
-        SecurityTokenSource(name: "the ID token of another authenticator") { _ in
-            guard let idToken = try await authenticator.validCredential().idToken else {
+        SecurityTokenSource(name: "the ID token of another authenticator") { context in
+            let now = context.clock.now
+            let token = try await authenticator.validCredential { token in
+                guard let idToken = token.idToken else { return true }  // nothing to refresh for
+                return !Self.expiresSoon(idToken, now: now)
+            }
+            guard let idToken = token.idToken else {
                 throw AuthenticationError(
                     code: .missingCredential,
                     message: "The session has no ID token to present; sign in with OpenID Connect.")
             }
             return SecurityToken(idToken, type: .idToken)
         }
+    }
+
+    /// Whether the JWT `token` expires within a quarter of its lifetime (at most 10 s) of `now`;
+    /// `false` for a token whose `exp` cannot be read (the provider judges it).
+    static func expiresSoon(_ token: String, now: Date) -> Bool {
+        guard let claims = JWTClaimsPeek(token), let expiry = claims.expiry else { return false }
+        let lifetime = claims.issuedAt.map { expiry.timeIntervalSince($0) } ?? 40
+        return expiry.timeIntervalSince(now) <= Swift.min(10, Swift.max(lifetime, 0) / 4)
     }
 
     /// The source's name.

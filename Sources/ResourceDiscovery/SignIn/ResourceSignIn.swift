@@ -41,6 +41,7 @@ public struct ResourceSignIn: Sendable {
             case browser(any AuthorizationUserAgent)
             case clientCredentials
             case jwtBearer(AssertionSource)
+            case enterpriseManaged(IdentityAssertionGrant)
             case nonInteractive
         }
         let kind: Kind
@@ -49,7 +50,7 @@ public struct ResourceSignIn: Sendable {
         /// and at expiry the grant again when no refresh token was issued.
         var isMachine: Bool {
             switch kind {
-            case .clientCredentials, .jwtBearer: true
+            case .clientCredentials, .jwtBearer, .enterpriseManaged: true
             case .browser, .nonInteractive: false
             }
         }
@@ -69,6 +70,15 @@ public struct ResourceSignIn: Sendable {
         /// the assertion's issuer (MCP's workload identity federation).
         public static func jwtBearer(_ assertion: AssertionSource) -> Method {
             Method(kind: .jwtBearer(assertion))
+        }
+        /// Enterprise-Managed Authorization (MCP's SEP-990): the user's session at the enterprise's
+        /// identity provider is exchanged there for an ID-JAG naming the discovered authorization
+        /// server (`audience`) and the resource, and that server grants the access token for it
+        /// with the JWT bearer grant. No browser opens; the client at the authorization server is
+        /// pre-registered (the ID-JAG names its `client_id`). At expiry the chain runs again from
+        /// the session's ID token, refreshed at the provider first when it has expired.
+        public static func enterpriseManaged(_ grant: IdentityAssertionGrant) -> Method {
+            Method(kind: .enterpriseManaged(grant))
         }
         /// No sign-in: a stored session is used and refreshed, and a request that needs the
         /// user fails with ``ResourceDiscoveryError/Code/interactionRequired``.
@@ -387,6 +397,12 @@ extension ResourceSignIn.Method {
             return try await JWTBearerFlow(
                 tokenEndpoint: endpoint.url, client: endpoint.client, assertion: assertion, scope: scope,
                 resources: target
+            ).obtainToken(for: context)
+        case .enterpriseManaged(let grant):
+            return try await JWTBearerFlow(
+                tokenEndpoint: endpoint.url, client: endpoint.client,
+                assertion: grant.assertion(audience: server.issuer, resource: target.first, scope: scope),
+                scope: scope, resources: target
             ).obtainToken(for: context)
         case .nonInteractive:
             throw interactionRequired()

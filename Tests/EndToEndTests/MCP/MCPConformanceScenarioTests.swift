@@ -90,6 +90,10 @@ enum ConformanceScenarioServer {
         struct ScenarioClient {
             var registration = ClientRegistrationPolicy.dynamic(clientName: "conformance-client")
             var clientCredentials = false
+            /// A sign-in method instead of the browser or `clientCredentials`.
+            var method: ResourceSignIn.Method?
+            /// A scope instead of the challenge's.
+            var scope: String?
             var configuration = OAuthAuthenticator.Configuration()
             var legacyMCPDiscovery = false
             let browser = BrowserSimulator()
@@ -105,9 +109,10 @@ enum ConformanceScenarioServer {
             func connect(to run: Run) async -> Outcome {
                 var signIn = ResourceSignIn(
                     resource: run.server, registration: registration,
-                    method: clientCredentials
-                        ? .clientCredentials : .browser(LoopbackUserAgent(opener: browser, timeout: 30)),
-                    store: InMemoryTokenStore(), configuration: configuration)
+                    method: method
+                        ?? (clientCredentials
+                            ? .clientCredentials : .browser(LoopbackUserAgent(opener: browser, timeout: 30))),
+                    store: InMemoryTokenStore(), configuration: configuration, scope: scope)
                 signIn.legacyMCPDiscovery = legacyMCPDiscovery
                 let authorizer = MCPAuthorizer(signIn: signIn)
                 let transport = authorizer.makeTransport(streaming: false)  // the documented wiring
@@ -277,6 +282,70 @@ enum ConformanceScenarioServer {
                     issuer: .assertion(
                         id: try #require(run.context["client_id"]),
                         signer: PrivateKeyJWT(key: key, audience: .issuer(issuer)))
+                ])
+            }
+        }
+
+        /// A workload's token for the scenario's pre-registered client, from the run's context.
+        static func workload(_ token: String, scope: String? = nil) -> (Run, inout ScenarioClient) throws -> Void {
+            { run, client in
+                client.method = .jwtBearer(.fixed(try #require(run.context[token])))
+                client.scope = scope
+                client.registration = ClientRegistrationPolicy(preRegistered: [
+                    try #require(run.context["issuer"]): .none(id: try #require(run.context["client_id"]))
+                ])
+            }
+        }
+
+        /// The server's error code in `error`, or in the authentication error that carries it.
+        static func oauthCode(of error: (any Error)?) -> OAuthErrorCode? {
+            (error as? OAuthError ?? (error as? AuthenticationError)?.underlyingError as? OAuthError)?.code
+        }
+
+        @Test func wifJWTBearer() async throws {
+            try await run("wif-jwt-bearer", required: ["wif-assertion-verified"], configure: Self.workload("valid_jwt"))
+            // Refusals end the sign-in, typed, with no retry and no other grant (the scenario warns
+            // on either).
+            let audience = try await run(
+                "wif-jwt-bearer", succeeds: false, required: [], configure: Self.workload("wrong_audience_jwt"))
+            // The engine says a sign-in is needed again, with the server's error inside.
+            #expect(Self.oauthCode(of: audience.error) == .invalidGrant, "\(String(describing: audience.error))")
+            let unauthorized = try await run(
+                "wif-jwt-bearer", succeeds: false, required: ["wif-assertion-verified"],
+                configure: Self.workload("valid_jwt", scope: "wif.trigger-unauthorized"))
+            #expect(Self.oauthCode(of: unauthorized.error) == .unauthorizedClient)
+            let scope = try await run(
+                "wif-jwt-bearer", succeeds: false, required: ["wif-assertion-verified"],
+                configure: Self.workload("valid_jwt", scope: "wif.rejected"))
+            #expect(Self.oauthCode(of: scope.error) == .invalidScope)
+            // An expired token is not sent at all.
+            let run = try await ConformanceScenarioServer.start("wif-jwt-bearer")
+            var client = ScenarioClient()
+            try Self.workload("expired_jwt")(run, &client)
+            let expired = await client.connect(to: run)
+            let notSent =
+                expired.error as? AssertionError ?? (expired.error as? AuthenticationError)?.underlyingError
+                as? AssertionError
+            #expect(notSent?.code == .expired, "\(String(describing: expired.error))")
+            let checks = try await ConformanceScenarioServer.checks(of: run)
+            #expect(!checks.contains { $0.id == "token-request" }, "no token request: \(checks)")
+        }
+
+        @Test func enterpriseManagedAuthorization() async throws {
+            try await run(
+                "enterprise-managed-authorization",
+                required: ["complete-flow-token-exchange", "complete-flow-jwt-bearer"]
+            ) {
+                run, client in
+                let endpoint = try #require(run.context["idp_token_endpoint"])
+                let provider = IdentityAssertionGrant(
+                    tokenEndpoint: try #require(URL(string: endpoint)),
+                    client: .none(id: try #require(run.context["idp_client_id"])),
+                    subject: .fixed(try #require(run.context["idp_id_token"]), type: .idToken))
+                client.method = .enterpriseManaged(provider)
+                client.registration = ClientRegistrationPolicy(preRegistered: [
+                    try #require(run.context["issuer"]): .clientSecretBasic(
+                        id: try #require(run.context["client_id"]), secret: try #require(run.context["client_secret"]))
                 ])
             }
         }
