@@ -54,7 +54,11 @@
             load.ended.withLock { $0 = true }
             if let task = load.task.withLock({ $0 }) {
                 RedirectDecider.shared.unregister(task)
-                task.cancel()
+                // Off URLSession's own queue, as in `startLoading`: on Linux, cancelling a task of
+                // another session from it waits for a queue the thread already holds, and
+                // libdispatch stops the process (seen when an MCP client disconnected with a
+                // request in flight). Nothing is delivered after `ended`, so the order is free.
+                DispatchQueue.global().async { task.cancel() }
             }
         }
 

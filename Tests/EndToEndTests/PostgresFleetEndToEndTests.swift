@@ -64,6 +64,12 @@
         ) async throws -> TestHelperProcess.Outcome {
             var environment = ["AUTHREQ_HELPER_TABLE": table, "AUTHREQ_HELPER_TOKEN_KEY": key.base64]
             if let crashAt { environment["AUTHREQ_HELPER_CRASH_AT"] = crashAt }
+            if throughPgBouncer {
+                // Every PgBouncer test of the suite runs at once through one pool of 20 server
+                // connections: on a loaded machine a statement waits in PgBouncer's queue longer
+                // than the store's default 5 s (seen once in a full run). The tests' 30 s bound.
+                environment["AUTHREQ_HELPER_PG_TIMEOUT"] = "\(Database.operationTimeout)"
+            }
             let database = try #require(throughPgBouncer ? Database.pgbouncer : Database.shared)
             return try await TestHelperProcess.run(
                 [
