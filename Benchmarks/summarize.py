@@ -263,6 +263,19 @@ def main(folder):
     if None not in (signature, proof):
         rows.append(("(info) DPoP: one proof vs its P-256 signature (p50, incl. harness)", f"{proof:.1f} µs vs {signature:.1f} µs", "-", "-"))
 
+    # DPoP (issue 36): a proof against one ES256 signature of the same key, paired per iteration.
+    pair = "DPoP: proof vs ES256 signature of the same key, interleaved"
+    ratio = metric(results, pair, "ratio x1000: proof / signature")
+    proof_ns = metric(results, pair, "ns per DPoP proof")
+    signature_ns = metric(results, pair, "ns per ES256 signature")
+    if None not in (ratio, proof_ns, signature_ns):
+        row(
+            "DPoP: one proof / one ES256 signature of the same key (paired p50)",
+            f"{ratio / 1000:.2f} ({proof_ns / 1000:.1f} vs {signature_ns / 1000:.1f} µs)",
+            "<= 1.3",
+            ratio / 1000 <= 1.3,
+        )
+
     # 4. Memory.
     growth = metric(results, "Memory: 100000 authenticated requests", "RSS growth")
     base = metric(results, "Memory: 100000 authenticated requests", "RSS after 1k")

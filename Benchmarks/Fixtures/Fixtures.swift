@@ -46,12 +46,8 @@ package struct AuthenticatedMe: AuthenticatedResource {
 package enum Fixtures {
     package static let apiURL = URL(string: "https://api.example.com/me")!
     package static let body = Data(#"{"name":"Ada"}"#.utf8)
-    package static let response = HTTPURLResponse(
-        url: apiURL,
-        statusCode: 200,
-        httpVersion: "HTTP/1.1",
-        headerFields: ["Content-Type": "application/json"]
-    )!
+    package static let response = ResponseHead(
+        statusCode: 200, url: apiURL, headerFields: [("Content-Type", "application/json")])
 
     /// Answers every request with one prebuilt reply: the transport costs the same in both
     /// overhead benchmarks, so their difference is the authentication layer.

@@ -46,11 +46,7 @@ enum FuzzTargets {
 
     /// A reply with `status` and the given body.
     static func reply(status: Int, body: Data, headers: [String: String] = [:]) -> ServerReply {
-        guard
-            let response = HTTPURLResponse(
-                url: tokenURL, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
-                ?? HTTPURLResponse(url: tokenURL, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])
-        else { fatalError("no HTTPURLResponse for a fixed URL") }
+        let response = ResponseHead(statusCode: status, url: tokenURL, headerFields: HeaderFields(headers))
         return ServerReply(
             url: tokenURL,
             body: body,
@@ -372,11 +368,8 @@ enum FuzzTargets {
         let nonce = String(lines.first ?? "")
         let challenge = lines.count > 1 ? String(lines[1]) : ""
         let apiURL = URL(string: "https://api.example.com/me")!
-        guard
-            let response = HTTPURLResponse(
-                url: apiURL, statusCode: 401, httpVersion: "HTTP/1.1",
-                headerFields: ["WWW-Authenticate": challenge, "DPoP-Nonce": nonce])
-        else { return }
+        let response = ResponseHead(
+            statusCode: 401, url: apiURL, headerFields: [("WWW-Authenticate", challenge), ("DPoP-Nonce", nonce)])
         let authenticator = BearerTokenAuthenticator(
             flow: ClientCredentialsFlow(tokenEndpoint: tokenURL, client: .none(id: "app")),
             proofOfPossession: DPoPProver())

@@ -79,7 +79,7 @@
         }
 
         /// Sends `request` and collects its body, within ``timeout``.
-        public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        public func send(_ request: URLRequest) async throws -> (Data, ResponseHead) {
             let seconds = Double(timeout.nanoseconds) / 1e9
             return try await send(request, options: HTTPTransportOptions(timeout: seconds))
         }
@@ -87,7 +87,7 @@
         /// Sends `request` under `options`: through ``nonRedirectingClient`` when redirects are
         /// not allowed, with the deadline covering the whole body, and the body capped.
         public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (
-            Data, HTTPURLResponse
+            Data, ResponseHead
         ) {
             let client = options.followsRedirects ? self.client : nonRedirectingClient
             let limit = min(options.maximumResponseSize ?? maximumBodySize, maximumBodySize)
@@ -97,91 +97,59 @@
                 try options.check(body, of: response, for: request)
                 return (body, response)
             } catch {
-                throw Self.classify(error, sending: request, timeout: options.timeout)
+                throw Self.classify(error, sending: request, timeout: options.timeout, maximumBodySize: limit)
             }
         }
 
-        /// Sends `request` with AsyncHTTPClient's own deadline for the response head (so that a
-        /// connection that fails is reported as that failure, not as a timeout), then collects the
-        /// body within what is left of the deadline.
+        /// Sends `request` with AsyncHTTPClient's own deadline, which covers the whole exchange,
+        /// body included, and its own accumulator, which stops at `maximumBodySize`: no task or
+        /// timer of this transport's per request. The head is read straight from SwiftNIO's header
+        /// fields, with no Foundation response object.
         private static func execute(
             _ request: URLRequest,
             on client: HTTPClient,
             timeout: TimeInterval?,
             maximumBodySize: Int
-        ) async throws -> (Data, HTTPURLResponse) {
+        ) async throws -> (Data, ResponseHead) {
             guard let url = request.url else {
                 throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badURL))
             }
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET")
+            var headers = HTTPHeaders()
             for (name, value) in request.allHTTPHeaderFields ?? [:] {
-                outgoing.headers.add(name: name, value: value)
+                headers.add(name: name, value: value)
             }
-            if let body = request.httpBody {
-                outgoing.body = .bytes(ByteBuffer(bytes: body))
-            }
+            let outgoing = try HTTPClient.Request(
+                url: url.absoluteString, method: NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET"),
+                headers: headers, body: request.httpBody.map { .bytes($0) })
             let seconds = timeout.map { Swift.min(Swift.max($0, 0), 1e7) } ?? 3600
             let deadline = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))
-            let response = try await client.execute(outgoing, deadline: deadline)
-            // AsyncHTTPClient's deadline ends with the head; the body gets what is left of it.
-            let buffer: ByteBuffer
-            do {
-                buffer = try await collect(
-                    response.body, upTo: maximumBodySize, by: deadline, on: client.eventLoopGroup.any()
-                ) { HTTPTransportError.timedOut(after: seconds, url: url) }
-            } catch is NIOTooManyBytesError {
-                throw HTTPTransportError.responseTooLarge(limit: maximumBodySize, url: url)
+            let accumulator = ResponseAccumulator(
+                request: outgoing, maxBodySize: Swift.min(maximumBodySize, Int(UInt32.max)))
+            let task = client.execute(request: outgoing, delegate: accumulator, deadline: deadline)
+            let response = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
             }
-            var headers: [String: String] = [:]
+            var fields = HeaderFields()
             for (name, value) in response.headers {
-                headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+                fields.append(name: name, value: value)
             }
-            guard
-                let httpResponse = HTTPURLResponse(
-                    url: response.url ?? url,
-                    statusCode: Int(response.status.code),
-                    httpVersion: "HTTP/\(response.version.major).\(response.version.minor)",
-                    headerFields: headers
-                )
-            else {
-                throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badServerResponse))
-            }
-            return (Data(buffer.readableBytesView), httpResponse)
-        }
-
-        /// Collects `body` by `deadline`. An event-loop timer, removed from its loop as soon as
-        /// the body is complete, cancels the collection at the deadline and answers the caller at
-        /// once. Nothing is left waiting: a cancelled `Task.sleep` timer stays queued on Linux
-        /// until its whole timeout passes, holding memory (~700 bytes a request, a minute long).
-        private static func collect(
-            _ body: HTTPClientResponse.Body,
-            upTo limit: Int,
-            by deadline: NIODeadline,
-            on eventLoop: any EventLoop,
-            timeoutError: @escaping @Sendable () -> any Error
-        ) async throws -> ByteBuffer {
-            let race = OneShot<ByteBuffer>()
-            let work = Task { race.finish(with: await Result { try await body.collect(upTo: limit) }) }
-            let timer = eventLoop.scheduleTask(deadline: deadline) {
-                // The timeout is delivered before the work is cancelled: the other order let a
-                // fast-cancelled collection deliver its CancellationError first (seen under load).
-                race.finish(with: .failure(timeoutError()))
-                work.cancel()
-            }
-            defer {
-                timer.cancel()
-                work.cancel()
-            }
-            return try await race.value()
+            let head = ResponseHead(
+                statusCode: Int(response.status.code), url: response.url ?? url, headerFields: fields)
+            return (response.body.map { Data($0.readableBytesView) } ?? Data(), head)
         }
 
         /// `error` as an ``HTTPTransportError`` of its class, the same classes `URLSessionTransport`
         /// reports: SwiftNIO and AsyncHTTPClient errors never reach the caller raw.
-        static func classify(_ error: any Error, sending request: URLRequest, timeout: TimeInterval?) -> any Error {
+        static func classify(
+            _ error: any Error, sending request: URLRequest, timeout: TimeInterval?, maximumBodySize: Int
+        ) -> any Error {
             switch error {
             case is HTTPTransportError, is CancellationError:
                 return error
+            case is ResponseAccumulator.ResponseTooBigError:
+                return HTTPTransportError.responseTooLarge(limit: maximumBodySize, url: request.url)
             case let error as HTTPClientError where error == .cancelled && Task.isCancelled:
                 return CancellationError()
             case let error as HTTPClientError where error == .deadlineExceeded:

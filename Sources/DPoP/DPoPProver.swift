@@ -114,7 +114,7 @@ public final class DPoPProver: ProofOfPossession {
 
     /// Remembers the response's `DPoP-Nonce` for the request's origin; `true` when `error` is
     /// `use_dpop_nonce` and the server sent a nonce to use.
-    public func didReceive(_ response: HTTPURLResponse, error: OAuthErrorCode?, for request: URLRequest) -> Bool {
+    public func didReceive(_ response: ResponseHead, error: OAuthErrorCode?, for request: URLRequest) -> Bool {
         let nonce = nonces.remember(response.value(forHTTPHeaderField: "DPoP-Nonce"), for: request.url)
         return error == .useDPoPNonce && nonce != nil
     }

@@ -216,10 +216,7 @@
                 request.setValue(sent, forHTTPHeaderField: "Authorization")
                 request = modify(request)
             }
-            guard
-                let response = HTTPURLResponse(
-                    url: endpoint, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
-            else { return false }
+            let response = ResponseHead(statusCode: statusCode, url: endpoint, headerFields: HeaderFields(headers))
             if sent != nil, let resent = try await authenticator.resendableRequest(request, after: response) {
                 await remember(resent, from: authenticator)  // a DPoP nonce: not a refresh
                 return true

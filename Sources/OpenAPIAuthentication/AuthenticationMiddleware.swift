@@ -76,24 +76,19 @@
                 body,
                 baseURL
             )
-            guard let url = authenticated.url, var foundationResponse = HTTPURLResponse.converting(response, url: url)
-            else {
-                return (response, responseBody)
-            }
+            guard let url = authenticated.url else { return (response, responseBody) }
+            var head = ResponseHead(response, url: url)
             // A DPoP server that asks for its nonce gets the call once more (not a refresh).
-            if let resend = try await authenticator.resendableRequest(authenticated, after: foundationResponse),
+            if let resend = try await authenticator.resendableRequest(authenticated, after: head),
                 isReplayable
             {
                 authenticated = resend
                 (response, responseBody) = try await next(
                     request.applying(headersOf: authenticated, comparedWith: original), body, baseURL)
-                guard let converted = HTTPURLResponse.converting(response, url: url) else {
-                    return (response, responseBody)
-                }
-                foundationResponse = converted
-                _ = try await authenticator.resendableRequest(authenticated, after: foundationResponse)
+                head = ResponseHead(response, url: url)
+                _ = try await authenticator.resendableRequest(authenticated, after: head)
             }
-            guard authenticator.isRejection(foundationResponse, of: authenticated) else {
+            guard authenticator.isRejection(head, of: authenticated) else {
                 return (response, responseBody)
             }
             guard isReplayable else {

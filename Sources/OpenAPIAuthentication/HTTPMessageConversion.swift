@@ -8,7 +8,8 @@
     #endif
 
     // Conversions between swift-http-types' messages, which swift-openapi-runtime speaks, and
-    // Foundation's, which the authenticator and `HTTPTransport` speak.
+    // Foundation's requests and the core's `ResponseHead`, which the authenticator and
+    // `HTTPTransport` speak.
 
     /// A request the OpenAPI runtime handed over that has no valid URL.
     struct InvalidRequestURL: Error, CustomStringConvertible {
@@ -52,27 +53,27 @@
         }
     }
 
-    extension HTTPURLResponse {
-        /// `response` as Foundation's type, so the authenticator can classify it.
-        static func converting(_ response: HTTPResponse, url: URL) -> HTTPURLResponse? {
-            var fields: [String: String] = [:]
+    extension ResponseHead {
+        /// `response` as the head the authenticator reads, its fields in order.
+        init(_ response: HTTPResponse, url: URL) {
+            var fields = HeaderFields()
             for field in response.headerFields {
-                fields[field.name.rawName] = fields[field.name.rawName].map { "\($0), \(field.value)" } ?? field.value
+                fields.append(name: field.name.rawName, value: field.value)
             }
-            return HTTPURLResponse(url: url, statusCode: response.status.code, httpVersion: nil, headerFields: fields)
+            self.init(statusCode: response.status.code, url: url, headerFields: fields)
         }
     }
 
     extension HTTPResponse {
-        /// Foundation's `response` as swift-http-types' type; fields with invalid names are dropped.
-        init(_ response: HTTPURLResponse) {
+        /// A transport's `head` as swift-http-types' type, fields in order; fields with invalid
+        /// names are dropped.
+        init(_ head: ResponseHead) {
             var fields = HTTPFields()
-            for (name, value) in response.allHeaderFields {
-                guard let name = name as? String, let value = value as? String, let fieldName = HTTPField.Name(name)
-                else { continue }
-                fields.append(HTTPField(name: fieldName, value: value))
+            for field in head.headerFields {
+                guard let name = HTTPField.Name(field.name) else { continue }
+                fields.append(HTTPField(name: name, value: field.value))
             }
-            self.init(status: HTTPResponse.Status(code: response.statusCode), headerFields: fields)
+            self.init(status: HTTPResponse.Status(code: head.statusCode), headerFields: fields)
         }
     }
 #endif

@@ -102,7 +102,7 @@ import Testing
             func urlRequest(using input: Void) throws -> URLRequest {
                 URLRequest(url: URL(string: "https://api.example.com/strict")!)
             }
-            func validate(_ response: HTTPURLResponse, body: Data) throws {
+            func validate(_ response: ResponseHead, body: Data) throws {
                 throw ResourceError.unacceptableStatus(response: response, body: body)
             }
         }
@@ -126,7 +126,7 @@ import Testing
             OAuthToken(accessToken: credential.accessToken + "+", expiresAt: context.clock.now.addingTimeInterval(60))
         }
         func didRequest(
-            _ urlRequest: URLRequest, with response: HTTPURLResponse, failDueToAuthenticationError error: any Error
+            _ urlRequest: URLRequest, with response: ResponseHead, failDueToAuthenticationError error: any Error
         )
             -> Bool
         {

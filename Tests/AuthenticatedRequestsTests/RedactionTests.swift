@@ -41,7 +41,7 @@ import Testing
 
     @Test func errorsAreRedacted() throws {
         let url = URL(string: "https://api.example.com/x?access_token=AT-secret-access")!
-        let response = try #require(HTTPURLResponse(url: url, statusCode: 400, httpVersion: nil, headerFields: [:]))
+        let response = ResponseHead(statusCode: 400, url: url)
         let body = Data(#"{"refresh_token":"RT-secret-refresh","id_token":"ID-secret-jwt"}"#.utf8)
         let resourceError = ResourceError(
             code: .unacceptableStatus, method: "GET", url: url, response: response, body: body)

@@ -23,7 +23,7 @@ private struct Endpoint: Resource {
         return URLRequest(url: URL(string: "https://api.example.com/\(input)?api_key=s3cret")!)
     }
 
-    func validate(_ response: HTTPURLResponse, body: Data) throws {
+    func validate(_ response: ResponseHead, body: Data) throws {
         guard let accept else {
             guard (200...299).contains(response.statusCode) else {
                 throw ResourceError.unacceptableStatus(response: response, body: body)

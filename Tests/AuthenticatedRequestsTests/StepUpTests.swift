@@ -61,7 +61,7 @@ struct Write: AuthenticatedResource {
         return request
     }
     var httpMethod: RequestMethod { .post }
-    func decode(_ body: Data, from response: HTTPURLResponse) throws -> Data { body }
+    func decode(_ body: Data, from response: ResponseHead) throws -> Data { body }
 }
 
 /// Step-up through the engine, in memory: one shared step-up for concurrent requests, one retry,
@@ -69,10 +69,9 @@ struct Write: AuthenticatedResource {
 @Suite struct StepUpTests {
     @Test func challengesAreReadAsStepUpRequirements() throws {
         func requirement(_ status: Int, _ header: String) throws -> StepUpRequirement? {
-            let response = try #require(
-                HTTPURLResponse(
-                    url: URL(string: "https://api.example.com")!, statusCode: status, httpVersion: nil,
-                    headerFields: ["WWW-Authenticate": header]))
+            let response = ResponseHead(
+                statusCode: status, url: URL(string: "https://api.example.com")!,
+                headerFields: [("WWW-Authenticate", header)])
             return StepUpRequirement(response: response)
         }
         let scope = try requirement(403, #"Bearer error="insufficient_scope", scope="write admin""#)

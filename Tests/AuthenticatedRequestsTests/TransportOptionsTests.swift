@@ -80,9 +80,7 @@ import Testing
         #expect(tooLarge?.code == .responseTooLarge)
 
         let follower = InMemoryTransport { _ in
-            let response = HTTPURLResponse(
-                url: URL(string: "https://evil.example.net/token")!, statusCode: 200, httpVersion: nil,
-                headerFields: nil)!
+            let response = ResponseHead(statusCode: 200, url: URL(string: "https://evil.example.net/token")!)
             return (Data(), response)
         }
         let redirected = await #expect(throws: HTTPTransportError.self) {

@@ -40,6 +40,16 @@ import Testing
         #expect(key.algorithm == "ES256")
     }
 
+    @Test func eachProofHashesTheTokenItCarriesWhenTheTokenChanges() async throws {
+        // The prover keeps the last token's hash: a new token must get its own.
+        let prover = DPoPProver(clock: clock)
+        let key = try await prover.key(for: nil)
+        for token in ["token-a", "token-a", "token-b", "token-a"] {
+            let proof = try await proof(prover, key: key, method: "GET", accessToken: token)
+            #expect(proof.claim("ath") == base64url(Data(SHA256.hash(data: Data(token.utf8)))), "\(token)")
+        }
+    }
+
     @Test func everyProofHasItsOwnIdentifierAndATokenRequestHasNoTokenHash() async throws {
         let prover = DPoPProver(clock: clock)
         let key = try await prover.key(for: nil)

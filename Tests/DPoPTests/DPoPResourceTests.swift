@@ -170,9 +170,8 @@ import Testing
             flow: ClientCredentialsFlow(tokenEndpoint: tokenURL, client: .none(id: "app")), proofOfPossession: prover)
         var request = URLRequest(url: apiURL)
         request.setValue("proof", forHTTPHeaderField: "DPoP")
-        func response(_ challenge: String) -> HTTPURLResponse {
-            HTTPURLResponse(
-                url: apiURL, statusCode: 401, httpVersion: nil, headerFields: ["WWW-Authenticate": challenge])!
+        func response(_ challenge: String) -> ResponseHead {
+            ResponseHead(statusCode: 401, url: apiURL, headerFields: [("WWW-Authenticate", challenge)])
         }
         let failure = URLError(.userAuthenticationRequired)
         #expect(

@@ -111,7 +111,7 @@ final class DPoPTestServer: Sendable {
         AuthenticationContext(transport: transport, clock: clock, proofOfPossession: proof)
     }
 
-    private func handle(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    private func handle(_ request: URLRequest) async throws -> (Data, ResponseHead) {
         let proofHeader = request.value(forHTTPHeaderField: "DPoP")
         var proof: InspectedProof?
         if let proofHeader { proof = try await InspectedProof.verify(proofHeader) }

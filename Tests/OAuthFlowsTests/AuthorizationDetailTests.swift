@@ -34,8 +34,7 @@ struct AuthorizationDetailTests {
 
     func reply(_ body: String) throws -> ServerReply {
         let url = try #require(URL(string: "https://auth.example.com/token"))
-        let response = try #require(
-            HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]))
+        let response = ResponseHead(statusCode: 200, url: url)
         return ServerReply(url: url, body: Data(body.utf8), response: response, sentSecrets: [], sentAt: Date())
     }
 

@@ -14,7 +14,7 @@ import Testing
     let seen = Locked<[URLRequest]>([])
     let redirect = URL(string: "http://127.0.0.1/callback")!
 
-    func context(_ reply: @escaping @Sendable (URLRequest) throws -> (Data, HTTPURLResponse)) -> AuthenticationContext {
+    func context(_ reply: @escaping @Sendable (URLRequest) throws -> (Data, ResponseHead)) -> AuthenticationContext {
         let seen = self.seen
         return AuthenticationContext(
             transport: InMemoryTransport { request in

@@ -33,7 +33,7 @@ final class TestProvider: Sendable {
     let published = Locked<[JSONValue]>([])
     let fetches = Locked(0)
     /// Other routes of the provider, by path.
-    let routes = Locked<[String: @Sendable (URLRequest) async throws -> (Data, HTTPURLResponse)]>([:])
+    let routes = Locked<[String: @Sendable (URLRequest) async throws -> (Data, ResponseHead)]>([:])
 
     init() throws {
         ecKey = ES256PrivateKey()

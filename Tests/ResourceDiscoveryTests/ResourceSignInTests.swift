@@ -14,7 +14,7 @@ struct Probe: AuthenticatedResource {
     let authenticator: any RequestAuthenticator
     let url: URL
     func urlRequest(using input: Void) throws -> URLRequest { URLRequest(url: url) }
-    func decode(_ body: Data, from response: HTTPURLResponse) throws -> Data { body }
+    func decode(_ body: Data, from response: ResponseHead) throws -> Data { body }
 }
 
 /// Signing in from a resource's URL, in memory: the order of the steps, what each request

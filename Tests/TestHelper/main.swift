@@ -62,11 +62,11 @@ func die() -> Never {
 struct CrashingTransport: HTTPTransport {
     let base = URLSessionTransport()
 
-    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    func send(_ request: URLRequest) async throws -> (Data, ResponseHead) {
         try await send(request, options: .default)
     }
 
-    func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse) {
+    func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, ResponseHead) {
         let isRefresh = String(decoding: request.httpBody ?? Data(), as: UTF8.self).contains("grant_type=refresh_token")
         guard isRefresh else { return try await base.send(request, options: options) }
         switch crashPoint {

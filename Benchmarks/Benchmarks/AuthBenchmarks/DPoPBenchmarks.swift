@@ -2,6 +2,7 @@
 // per request (claims, SHA-256 of the token for `ath`, a P-256 signature through jwt-kit).
 import AuthenticatedRequests
 import Benchmark
+import Crypto
 import DPoP
 import Foundation
 import RequestFixtures
@@ -70,6 +71,48 @@ func dpopBenchmarks() {
         benchmark.stopMeasurement()
         blackHole(request)
     }
+    // Issue 36: a proof against one ES256 signature of the same key by swift-crypto (the least a
+    // proof can cost), in batches of 1,000 alternating in each iteration; the ratio is paired.
+    let pairMetrics =
+        ["DPoP proof", "ES256 signature"].map {
+            BenchmarkMetric.custom("ns per \($0)", polarity: .prefersSmaller, useScalingFactor: false)
+        } + [BenchmarkMetric.custom("ratio x1000: proof / signature", polarity: .prefersSmaller, useScalingFactor: false)]
+    let sameKey = Locked<(DPoPProver, BoundKey, P256.Signing.PrivateKey)?>(nil)
+    let pairOrder = Locked(0)
+    Benchmark(
+        "DPoP: proof vs ES256 signature of the same key, interleaved",
+        configuration: .init(
+            metrics: [.wallClock] + pairMetrics, maxDuration: .seconds(8), maxIterations: 1_000,
+            setup: {
+                let prover = DPoPProver()
+                let key = try await prover.key(for: nil)
+                let p256 = try P256.Signing.PrivateKey(rawRepresentation: key.storedKey)
+                sameKey.withLock { $0 = (prover, key, p256) }
+            })
+    ) { benchmark in
+        guard let (prover, key, p256) = sameKey.withLock({ $0 }) else { return }
+        // A signing input as long as a proof's (header with the JWK, claims with ath).
+        let signingInput = Data(String(repeating: "e", count: 420).utf8)
+        let first = pairOrder.next() % 2
+        var nanoseconds = [0, 0]
+        for index in [first, 1 - first] {
+            let begin = ContinuousClock.now
+            if index == 0 {
+                for _ in 0..<batch {
+                    var request = URLRequest(url: Fixtures.apiURL)
+                    _ = try prover.proveImmediately(&request, with: key, accessToken: "benchmark-access-token")
+                    blackHole(request)
+                }
+            } else {
+                for _ in 0..<batch { blackHole(try p256.signature(for: signingInput).rawRepresentation) }
+            }
+            nanoseconds[index] = Int((ContinuousClock.now - begin) / .nanoseconds(1)) / batch
+        }
+        benchmark.measurement(pairMetrics[0], nanoseconds[0])
+        benchmark.measurement(pairMetrics[1], nanoseconds[1])
+        benchmark.measurement(pairMetrics[2], nanoseconds[0] * 1000 / max(nanoseconds[1], 1))
+    }
+
     let input = Data(String(repeating: "e", count: 400).utf8)
     Benchmark("DPoP: one P-256 signature through jwt-kit", configuration: partsConfiguration) { _ in
         guard let (_, _, key) = prepared.withLock({ $0 }) else { return }

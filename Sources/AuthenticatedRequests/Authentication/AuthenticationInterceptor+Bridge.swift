@@ -29,7 +29,7 @@ extension AuthenticationInterceptor {
     /// Whether `response` to `request` says the server rejected the credential, as the configured
     /// ``Authenticator`` classifies it (``Authenticator/didRequest(_:with:failDueToAuthenticationError:)``;
     /// status 401 by default). `false` before ``configure(with:credential:storeKey:)``.
-    public nonisolated func isRejection(_ response: HTTPURLResponse, of request: URLRequest) -> Bool {
+    public nonisolated func isRejection(_ response: ResponseHead, of request: URLRequest) -> Bool {
         guard let authenticator = state.withLock({ $0.authenticator }) else { return false }
         return Self.isRejection(response, of: request, by: authenticator)
     }
@@ -39,7 +39,7 @@ extension AuthenticationInterceptor {
     /// it with every response. It returns `request` with the credential applied afresh when the
     /// server asks for it once more (a DPoP nonce challenge: not a refresh), and `nil` otherwise.
     /// Resend at most once; call ``isRejection(_:of:)`` on the answer as on any other.
-    public nonisolated func resendableRequest(_ request: URLRequest, after response: HTTPURLResponse) async throws
+    public nonisolated func resendableRequest(_ request: URLRequest, after response: ResponseHead) async throws
         -> URLRequest?
     {
         guard let authenticator = state.withLock({ $0.authenticator }),

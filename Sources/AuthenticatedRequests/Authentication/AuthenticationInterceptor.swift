@@ -291,7 +291,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     public nonisolated func send(
         _ request: consuming URLRequest,
         over transport: any HTTPTransport
-    ) async throws -> (Data, HTTPURLResponse) {
+    ) async throws -> (Data, ResponseHead) {
         // `@_specialize` compiles a copy for the OAuth authenticator that the generic code jumps
         // to: without it every request paid for generic metadata lookups and task allocations
         // (~1,600 instructions, callgrind). This forwarder holds no value of a generic type, so
@@ -302,7 +302,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
     private nonisolated func sendAuthenticated(
         _ request: consuming URLRequest,
         over transport: any HTTPTransport
-    ) async throws -> (Data, HTTPURLResponse) {
+    ) async throws -> (Data, ResponseHead) {
         var authenticated = request
         let authenticator: A
         let credential: Credential
@@ -332,7 +332,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         with credential: Credential,
         by authenticator: A,
         over transport: any HTTPTransport
-    ) async throws -> (Data, HTTPURLResponse) {
+    ) async throws -> (Data, ResponseHead) {
         let (body, response) = try await transport.send(request)
         guard authenticator.shouldResend(request, after: response) else { return (body, response) }
         try Task.checkCancellation()
@@ -344,7 +344,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
 
     /// Whether `authenticator` classifies `response` to `request` as a rejected credential. A
     /// success (`2xx`) never is, and the authenticator is not asked: there is no failure to show it.
-    nonisolated static func isRejection(_ response: HTTPURLResponse, of request: URLRequest, by authenticator: A)
+    nonisolated static func isRejection(_ response: ResponseHead, of request: URLRequest, by authenticator: A)
         -> Bool
     {
         guard !(200...299).contains(response.statusCode) else { return false }
@@ -367,7 +367,7 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         carrying sent: Credential,
         sentAtEpoch epoch: UInt64,
         over transport: any HTTPTransport
-    ) async throws -> (Data, HTTPURLResponse) {
+    ) async throws -> (Data, ResponseHead) {
         let (authenticator, credential) = try await credentialForRetry(of: rejected, carrying: sent, sentAtEpoch: epoch)
         try Task.checkCancellation()
         var request = rejected

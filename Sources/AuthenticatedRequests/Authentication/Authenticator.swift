@@ -78,7 +78,7 @@ public protocol Authenticator: AnyObject, Sendable {
     /// a refresh, after `response`: a DPoP server that asks for its nonce (RFC 9449 §8, §9).
     /// Called with every response before anything else looks at it, so an authenticator can
     /// remember what the server said. Each attempt is resent at most once. The default is `false`.
-    func shouldResend(_ urlRequest: URLRequest, after response: HTTPURLResponse) -> Bool
+    func shouldResend(_ urlRequest: URLRequest, after response: ResponseHead) -> Bool
 
     /// Returns a fresh credential in place of `credential`.
     ///
@@ -95,7 +95,7 @@ public protocol Authenticator: AnyObject, Sendable {
     /// costs a refresh. The default is `true` for status 401.
     func didRequest(
         _ urlRequest: URLRequest,
-        with response: HTTPURLResponse,
+        with response: ResponseHead,
         failDueToAuthenticationError error: any Error
     ) -> Bool
 
@@ -128,7 +128,7 @@ public protocol Authenticator: AnyObject, Sendable {
     /// of the response; `nil` passes the response on. The OAuth authenticator names a resource
     /// that still asks for a step-up (``StepUpError/Code/refusedAfterStepUp``). The default is
     /// `nil`.
-    func errorForRejectedRetry(_ urlRequest: URLRequest, response: HTTPURLResponse) -> (any Error)?
+    func errorForRejectedRetry(_ urlRequest: URLRequest, response: ResponseHead) -> (any Error)?
 }
 
 extension Authenticator {
@@ -138,14 +138,14 @@ extension Authenticator {
     }
 
     /// `false`.
-    public func shouldResend(_ urlRequest: URLRequest, after response: HTTPURLResponse) -> Bool {
+    public func shouldResend(_ urlRequest: URLRequest, after response: ResponseHead) -> Bool {
         false
     }
 
     /// `true` for status 401.
     public func didRequest(
         _ urlRequest: URLRequest,
-        with response: HTTPURLResponse,
+        with response: ResponseHead,
         failDueToAuthenticationError error: any Error
     ) -> Bool {
         response.statusCode == 401
@@ -172,7 +172,7 @@ extension Authenticator {
     }
 
     /// `nil`.
-    public func errorForRejectedRetry(_ urlRequest: URLRequest, response: HTTPURLResponse) -> (any Error)? {
+    public func errorForRejectedRetry(_ urlRequest: URLRequest, response: ResponseHead) -> (any Error)? {
         nil
     }
 }
@@ -226,7 +226,7 @@ public protocol RequestAuthenticator: Sendable {
     /// retry; returns the final reply.
     /// `request` is `consuming` so the credential header can be added without cloning it.
     func send(_ request: consuming URLRequest, over transport: any HTTPTransport) async throws -> (
-        Data, HTTPURLResponse
+        Data, ResponseHead
     )
 
     /// The transport of this client: what an ``AuthenticatedResource`` that names no transport of

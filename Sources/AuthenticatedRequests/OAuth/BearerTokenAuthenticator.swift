@@ -76,7 +76,7 @@ public final class BearerTokenAuthenticator: Authenticator {
 
     /// For a request with a proof: remembers the server's nonce, and `true` when a `401` challenge
     /// says `use_dpop_nonce` (RFC 9449 §9).
-    public func shouldResend(_ urlRequest: URLRequest, after response: HTTPURLResponse) -> Bool {
+    public func shouldResend(_ urlRequest: URLRequest, after response: ResponseHead) -> Bool {
         guard let proofOfPossession, urlRequest.value(forHTTPHeaderField: "DPoP") != nil else { return false }
         let error =
             response.statusCode == 401
@@ -109,7 +109,7 @@ public final class BearerTokenAuthenticator: Authenticator {
     /// can step up (``OAuthFlow/canStepUp``): the refresh that follows is the flow's step-up.
     public func didRequest(
         _ urlRequest: URLRequest,
-        with response: HTTPURLResponse,
+        with response: ResponseHead,
         failDueToAuthenticationError error: any Error
     ) -> Bool {
         if flow.canStepUp, let requirement = StepUpRequirement(response: response),
@@ -138,14 +138,14 @@ public final class BearerTokenAuthenticator: Authenticator {
         return challenges.contains { $0.hasScheme("Bearer") }
     }
 
-    private static func proofChallenge(in response: HTTPURLResponse, scheme: String) -> AuthenticationChallenge? {
+    private static func proofChallenge(in response: ResponseHead, scheme: String) -> AuthenticationChallenge? {
         guard let header = response.value(forHTTPHeaderField: "WWW-Authenticate") else { return nil }
         return AuthenticationChallenge.parse(header).first { $0.hasScheme(scheme) }
     }
 
     /// A ``StepUpError`` (``StepUpError/Code/refusedAfterStepUp``) when the resource asks for a
     /// step-up again after the one it got: no second step-up follows.
-    public func errorForRejectedRetry(_ urlRequest: URLRequest, response: HTTPURLResponse) -> (any Error)? {
+    public func errorForRejectedRetry(_ urlRequest: URLRequest, response: ResponseHead) -> (any Error)? {
         guard flow.canStepUp, let requirement = StepUpRequirement(response: response) else { return nil }
         if let token = Self.accessToken(of: urlRequest) {
             pendingStepUps.withLock { _ = $0.removeValue(forKey: token) }

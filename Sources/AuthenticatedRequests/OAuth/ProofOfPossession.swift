@@ -28,7 +28,7 @@ public protocol ProofOfPossession: Sendable {
     /// Reads what a server answered to a proved request: remembers a nonce it sent for later
     /// proofs, and returns `true` when it asks for the request once more with that nonce (`error`
     /// is the OAuth error of the body or of the `WWW-Authenticate` challenge, if any).
-    func didReceive(_ response: HTTPURLResponse, error: OAuthErrorCode?, for request: URLRequest) -> Bool
+    func didReceive(_ response: ResponseHead, error: OAuthErrorCode?, for request: URLRequest) -> Bool
     /// Adds a proof for `request` now, without waiting: for callers that must set headers
     /// synchronously (an HTTP client's request hook). It may only use a key that
     /// ``prove(_:with:accessToken:)`` has already loaded, and does no I/O.

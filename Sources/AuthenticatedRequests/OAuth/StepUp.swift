@@ -67,7 +67,7 @@ public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The step-up that a `401` or `403` response asks for, if any.
-    public init?(response: HTTPURLResponse) {
+    public init?(response: ResponseHead) {
         guard response.statusCode == 401 || response.statusCode == 403,
             let header = response.value(forHTTPHeaderField: "WWW-Authenticate")
         else { return nil }

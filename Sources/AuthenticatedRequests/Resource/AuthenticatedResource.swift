@@ -30,7 +30,7 @@ extension AuthenticatedResource {
     public var transport: any HTTPTransport { authenticator.transport }
 
     /// Sends the request through ``authenticator`` over ``Resource/transport``.
-    public func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, HTTPURLResponse) {
+    public func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, ResponseHead) {
         try await authenticator.send(urlRequest, over: transport)
     }
 }

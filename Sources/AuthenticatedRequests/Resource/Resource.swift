@@ -46,15 +46,15 @@ public protocol Resource: Sendable {
     ///
     /// The request is `consuming`: the authenticator adds its header to the caller's own copy
     /// instead of cloning it (a clone of a `URLRequest` costs microseconds on Linux).
-    func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, HTTPURLResponse)
+    func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, ResponseHead)
 
     /// Accepts or rejects a response before decoding; by default accepts `2xx` and throws a
     /// ``ResourceError`` with code ``ResourceError/Code/unacceptableStatus`` otherwise.
-    func validate(_ response: HTTPURLResponse, body: Data) throws
+    func validate(_ response: ResponseHead, body: Data) throws
 
     /// Turns a validated body into the output. Defaults exist for `Decodable` (JSON),
     /// `Data`, `String` (UTF-8) and `Void` (body ignored).
-    func decode(_ body: Data, from response: HTTPURLResponse) throws -> Output
+    func decode(_ body: Data, from response: ResponseHead) throws -> Output
 }
 
 extension Resource {
@@ -68,12 +68,12 @@ extension Resource {
     public var decoder: JSONDecoder { JSONDecoder() }
 
     /// Sends the request through ``transport``.
-    public func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, HTTPURLResponse) {
+    public func perform(_ urlRequest: consuming URLRequest) async throws -> (Data, ResponseHead) {
         try await transport.send(urlRequest)
     }
 
     /// Accepts `200...299`.
-    public func validate(_ response: HTTPURLResponse, body: Data) throws {
+    public func validate(_ response: ResponseHead, body: Data) throws {
         guard (200...299).contains(response.statusCode) else {
             throw ResourceError.unacceptableStatus(response: response, body: body)
         }
@@ -103,7 +103,7 @@ extension Resource {
         let url = urlRequest.url
 
         let body: Data
-        let response: HTTPURLResponse
+        let response: ResponseHead
         do {
             (body, response) = try await perform(consume urlRequest)
         } catch let error as ResourceError {

@@ -35,7 +35,7 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
     /// The request's URL; `nil` when the request could not be built.
     public let url: URL?
     /// The response, when one arrived.
-    public let response: HTTPURLResponse?
+    public let response: ResponseHead?
     /// The start of the response body (at most 256 bytes), with secret values redacted.
     public let bodySnippet: String?
     /// The error behind this one: a transport, decoding or request-building error.
@@ -47,14 +47,8 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
     /// The response's status code, when a response arrived.
     public var statusCode: Int? { response?.statusCode }
 
-    /// The response's headers, when a response arrived.
-    public var responseHeaders: [String: String] {
-        var headers: [String: String] = [:]
-        for (name, value) in response?.allHeaderFields ?? [:] {
-            if let name = name as? String, let value = value as? String { headers[name] = value }
-        }
-        return headers
-    }
+    /// The response's header fields, in order; empty when no response arrived.
+    public var responseHeaders: HeaderFields { response?.headerFields ?? [] }
 
     /// The challenges of the response's `WWW-Authenticate` header (RFC 9110 §11.6.1), e.g.
     /// `DPoP error="invalid_dpop_proof"`; empty when there is none.
@@ -73,7 +67,7 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
         code: Code,
         method: String? = nil,
         url: URL? = nil,
-        response: HTTPURLResponse? = nil,
+        response: ResponseHead? = nil,
         body: Data? = nil,
         underlyingError: (any Error)? = nil
     ) {
@@ -88,7 +82,7 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
         code: Code,
         method: String?,
         url: URL?,
-        response: HTTPURLResponse?,
+        response: ResponseHead?,
         body: Data?,
         underlyingError: (any Error)?,
         removing secrets: [String]
@@ -114,7 +108,7 @@ public struct ResourceError: Error, CustomStringConvertible, CustomDebugStringCo
     }
 
     /// The error for a response whose status was not accepted.
-    public static func unacceptableStatus(response: HTTPURLResponse, body: Data) -> ResourceError {
+    public static func unacceptableStatus(response: ResponseHead, body: Data) -> ResourceError {
         ResourceError(code: .unacceptableStatus, response: response, body: body)
     }
 

@@ -4,7 +4,8 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The seam between this package and the network: sends one request, returns its body and response.
+/// The seam between this package and the network: sends one request, returns its body and its
+/// ``ResponseHead`` (status, header fields in order, URL; no Foundation response object).
 ///
 /// The default is ``URLSessionTransport``. Tests use ``InMemoryTransport``; a server can plug in
 /// any HTTP client by conforming a small type to this protocol.
@@ -20,11 +21,11 @@ import Foundation
 /// transports do) should implement it, so that a secret in a request body never reaches another
 /// origin.
 public protocol HTTPTransport: Sendable {
-    /// Sends `request` and returns the response body and metadata.
+    /// Sends `request` and returns the response body and head.
     ///
     /// - Throws: a transport error (for example `URLError`) when no HTTP response arrived,
     ///   or `CancellationError` when the calling task was cancelled.
-    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
+    func send(_ request: URLRequest) async throws -> (Data, ResponseHead)
 
     /// Sends `request` under `options`: whether redirects are followed, a total deadline covering
     /// connect, headers and the whole body, and the largest body accepted.
@@ -34,7 +35,7 @@ public protocol HTTPTransport: Sendable {
     ///
     /// - Throws: ``HTTPTransportError`` when the deadline passes or the body is too large,
     ///   a transport error when no response arrived, `CancellationError` when cancelled.
-    func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse)
+    func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, ResponseHead)
 }
 
 extension HTTPTransport {
@@ -42,7 +43,7 @@ extension HTTPTransport {
     /// `options.maximumResponseSize`, and, when redirects are not allowed, rejects a response
     /// from another URL than the request's (the transport followed a redirect it should not
     /// have: implement this method to prevent it).
-    public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse) {
+    public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, ResponseHead) {
         let (body, response) = try await withDeadline(options.timeout, for: request) {
             try await send(request)
         }

@@ -47,7 +47,7 @@ public struct HTTPTransportOptions: Sendable, Hashable {
 
     /// Checks a reply against the size cap, and against the redirect rule by its URL: a reply from
     /// another URL means the transport followed a redirect.
-    package func check(_ body: Data, of response: HTTPURLResponse, for request: URLRequest) throws {
+    package func check(_ body: Data, of response: ResponseHead, for request: URLRequest) throws {
         if let maximumResponseSize, body.count > maximumResponseSize {
             throw HTTPTransportError.responseTooLarge(limit: maximumResponseSize, url: request.url)
         }

@@ -25,7 +25,7 @@ import Foundation
 /// failing network, e.g. `throw URLError(.notConnectedToInternet)`).
 public struct InMemoryTransport: HTTPTransport {
     /// Produces the reply to one request.
-    public typealias Handler = @Sendable (URLRequest) async throws -> (Data, HTTPURLResponse)
+    public typealias Handler = @Sendable (URLRequest) async throws -> (Data, ResponseHead)
 
     private let handler: Handler
 
@@ -35,7 +35,7 @@ public struct InMemoryTransport: HTTPTransport {
     }
 
     /// Answers `request` with the handler's reply.
-    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    public func send(_ request: URLRequest) async throws -> (Data, ResponseHead) {
         try Task.checkCancellation()
         return try await handler(request)
     }
@@ -46,18 +46,9 @@ public struct InMemoryTransport: HTTPTransport {
         status: Int = 200,
         headers: [String: String] = [:],
         body: Data = Data()
-    ) throws -> (Data, HTTPURLResponse) {
-        guard let url = request.url,
-            let response = HTTPURLResponse(
-                url: url,
-                statusCode: status,
-                httpVersion: "HTTP/1.1",
-                headerFields: headers
-            )
-        else {
-            throw URLError(.badURL)
-        }
-        return (body, response)
+    ) throws -> (Data, ResponseHead) {
+        guard let url = request.url else { throw URLError(.badURL) }
+        return (body, ResponseHead(statusCode: status, url: url, headerFields: HeaderFields(headers)))
     }
 
     /// Builds a JSON reply to `request`, with `Content-Type: application/json`.
@@ -66,7 +57,7 @@ public struct InMemoryTransport: HTTPTransport {
         status: Int = 200,
         headers: [String: String] = [:],
         json: String
-    ) throws -> (Data, HTTPURLResponse) {
+    ) throws -> (Data, ResponseHead) {
         var headers = headers
         headers["Content-Type"] = headers["Content-Type"] ?? "application/json"
         return try reply(to: request, status: status, headers: headers, body: Data(json.utf8))

@@ -84,13 +84,13 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Sends `request` through the session, following redirects (credentials stay on their origin).
-    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+    public func send(_ request: URLRequest) async throws -> (Data, ResponseHead) {
         try await Self.send(request, through: session)
     }
 
     /// Sends `request` under `options`: without redirects when they are not allowed, cancelled
     /// when the total deadline passes, and rejected when the body is over the cap.
-    public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse) {
+    public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, ResponseHead) {
         let session = options.followsRedirects ? self.session : nonRedirectingSession
         let (body, response) = try await withDeadline(options.timeout, for: request) {
             try await Self.send(request, through: session)
@@ -100,7 +100,7 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     private static func send(_ request: URLRequest, through session: URLSession) async throws -> (
-        Data, HTTPURLResponse
+        Data, ResponseHead
     ) {
         let data: Data
         let response: URLResponse
@@ -117,7 +117,7 @@ public final class URLSessionTransport: HTTPTransport {
         guard let httpResponse = response as? HTTPURLResponse else {
             throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badServerResponse))
         }
-        return (data, httpResponse)
+        return (data, ResponseHead(httpResponse))
     }
 }
 

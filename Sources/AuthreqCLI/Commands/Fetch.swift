@@ -113,8 +113,8 @@ struct Fetch: AsyncParsableCommand {
             if include {
                 var head =
                     "HTTP/1.1 \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))\r\n"
-                for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
-                    head += "\(name): \(value)\r\n"
+                for field in response.headerFields {
+                    head += "\(field.name): \(field.value)\r\n"
                 }
                 session.console.output(Data((head + "\r\n").utf8))
             }

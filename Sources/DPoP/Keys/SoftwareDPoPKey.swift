@@ -26,6 +26,9 @@ public struct SoftwareDPoPKey: DPoPKey {
     /// The private key's raw bytes.
     public let storedRepresentation: Data
     private let signer: any JWTAlgorithm
+    /// The P-256 key itself, for ES256: proofs are signed with swift-crypto directly (the
+    /// signature jwt-kit makes, without its generic path: a proof is one signature per request).
+    private let p256: P256.Signing.PrivateKey?
 
     /// A new random key.
     public static func generate(_ algorithm: Algorithm = .es256) async throws -> SoftwareDPoPKey {
@@ -67,7 +70,7 @@ public struct SoftwareDPoPKey: DPoPKey {
             algorithm: Algorithm.es256.name,
             publicJWK: ["kty": "EC", "crv": "P-256", "x": x, "y": y],
             storedRepresentation: key.rawRepresentation,
-            signer: try await keys.getKey())
+            signer: try await keys.getKey(), p256: key)
     }
 
     private static func make(ed25519 key: Curve25519.Signing.PrivateKey) async throws -> SoftwareDPoPKey {
@@ -77,19 +80,25 @@ public struct SoftwareDPoPKey: DPoPKey {
             algorithm: Algorithm.edDSA.name,
             publicJWK: ["kty": "OKP", "crv": "Ed25519", "x": Base64URL.encode(key.publicKey.rawRepresentation)],
             storedRepresentation: key.rawRepresentation,
-            signer: try await keys.getKey())
+            signer: try await keys.getKey(), p256: nil)
     }
 
-    private init(algorithm: String, publicJWK: [String: String], storedRepresentation: Data, signer: any JWTAlgorithm) {
+    private init(
+        algorithm: String, publicJWK: [String: String], storedRepresentation: Data, signer: any JWTAlgorithm,
+        p256: P256.Signing.PrivateKey?
+    ) {
         self.algorithm = algorithm
         self.publicJWK = publicJWK
         self.storedRepresentation = storedRepresentation
         self.signer = signer
+        self.p256 = p256
     }
 
-    /// Signs with jwt-kit's algorithm for the key.
+    /// Signs `signingInput`: ES256 with swift-crypto (ECDSA P-256 over its SHA-256, the 64-byte
+    /// `r || s` a JWS carries, as jwt-kit makes it), EdDSA through jwt-kit.
     public func sign(_ signingInput: Data) throws -> Data {
-        Data(try signer.sign(signingInput))
+        if let p256 { return try p256.signature(for: signingInput).rawRepresentation }
+        return Data(try signer.sign(signingInput))
     }
 }
 

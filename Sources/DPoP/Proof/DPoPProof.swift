@@ -12,6 +12,16 @@ struct DPoPProof {
         let thumbprint: String
         /// `BASE64URL(header)`, the same for every proof of this key.
         let encodedHeader: String
+        /// The last access token's `ath`: a session proves many requests with one token.
+        private let lastHash = Locked<(token: String, hash: String)?>(nil)
+
+        /// `ath` of `accessToken`, computed once per token.
+        func accessTokenHash(_ accessToken: String) -> String {
+            if let last = lastHash.withLock({ $0 }), last.token == accessToken { return last.hash }
+            let hash = DPoPProof.accessTokenHash(accessToken)
+            lastHash.withLock { $0 = (accessToken, hash) }
+            return hash
+        }
 
         init(_ key: any DPoPKey) {
             self.key = key
@@ -61,7 +71,7 @@ struct DPoPProof {
         claims += JSONText.string(target.uri)
         claims += #","iat":"#
         claims += String(Int(issuedAt.timeIntervalSince1970.rounded(.down)))
-        if let accessToken { claims += #","ath":"# + JSONText.string(accessTokenHash(accessToken)) }
+        if let accessToken { claims += #","ath":"# + JSONText.string(key.accessTokenHash(accessToken)) }
         if let nonce { claims += #","nonce":"# + JSONText.string(nonce) }
         claims += "}"
         let signingInput = key.encodedHeader + "." + Base64URL.encode(Data(claims.utf8))

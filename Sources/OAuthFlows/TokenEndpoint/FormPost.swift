@@ -13,14 +13,14 @@ package struct ServerReply: Sendable {
     /// The request as sent.
     package let request: URLRequest
     package let body: Data
-    package let response: HTTPURLResponse
+    package let response: ResponseHead
     /// The secrets sent (client secret, code, verifier, refresh token, device code, token).
     package let sentSecrets: [String]
     /// When the request was sent, by the context's clock.
     package let sentAt: Date
 
     package init(
-        url: URL, request: URLRequest? = nil, body: Data, response: HTTPURLResponse, sentSecrets: [String],
+        url: URL, request: URLRequest? = nil, body: Data, response: ResponseHead, sentSecrets: [String],
         sentAt: Date
     ) {
         self.url = url

@@ -70,7 +70,7 @@ extension OpenIDClient {
     }
 
     /// Whether `response` is `application/jwt` (parameters aside).
-    static func isJWT(_ response: HTTPURLResponse) -> Bool {
+    static func isJWT(_ response: ResponseHead) -> Bool {
         let type = response.value(forHTTPHeaderField: "Content-Type") ?? ""
         return type.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased() == "application/jwt"
@@ -211,7 +211,7 @@ extension OpenIDClient {
         request.setValue("application/jwt", forHTTPHeaderField: "Accept")
         if let accessToken { request.setValue("Bearer \(accessToken)", forHTTPHeaderField: "Authorization") }
         let body: Data
-        let response: HTTPURLResponse
+        let response: ResponseHead
         do {
             (body, response) = try await context.transport.send(request, options: context.authorizationServerOptions)
         } catch {

@@ -175,11 +175,11 @@
 
     /// The same mapping for this package's engine.
     struct LoopbackHTTPSTransport: HTTPTransport {
-        func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        func send(_ request: URLRequest) async throws -> (Data, ResponseHead) {
             try await URLSessionTransport.shared.send(mapped(request))
         }
 
-        func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, HTTPURLResponse) {
+        func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, ResponseHead) {
             try await URLSessionTransport.shared.send(mapped(request), options: options)
         }
 
