@@ -22,10 +22,14 @@ public struct ResponseHead: Sendable, CustomStringConvertible {
     public let statusCode: Int
     /// The URL the response came from (after any redirect the transport followed).
     public let url: URL?
-    /// The header fields, in the order they arrived, repeated ones included.
-    public let headerFields: HeaderFields
-    /// The `HTTPURLResponse` this head came from, shared by copies.
-    private let foundation: FoundationResponse?
+    /// The fields, or the `HTTPURLResponse` they are read from (`URLSessionTransport`'s, read
+    /// only when asked, so that path costs what it cost before).
+    private let storage: Storage
+
+    private enum Storage: Sendable {
+        case fields(HeaderFields)
+        case foundation(FoundationResponse)
+    }
 
     /// Creates a head.
     ///
@@ -36,36 +40,54 @@ public struct ResponseHead: Sendable, CustomStringConvertible {
     public init(statusCode: Int, url: URL?, headerFields: HeaderFields = []) {
         self.statusCode = statusCode
         self.url = url
-        self.headerFields = headerFields
-        self.foundation = nil
+        self.storage = .fields(headerFields)
     }
 
-    /// The head of `response`; ``httpURLResponse`` then gives `response` back.
+    /// The head of `response`, whose fields are read from it when asked; ``httpURLResponse``
+    /// gives `response` back.
     public init(_ response: HTTPURLResponse) {
-        var fields = HeaderFields()
-        for (name, value) in response.allHeaderFields {
-            fields.append(name: "\(name)", value: "\(value)")
-        }
         statusCode = response.statusCode
         url = response.url
-        headerFields = fields
-        foundation = FoundationResponse(response)
+        storage = .foundation(FoundationResponse(response))
+    }
+
+    /// The header fields, in the order they arrived, repeated ones included. (For a head made
+    /// from an `HTTPURLResponse`: its fields, in the order Foundation gives them, repeated ones
+    /// already joined.)
+    public var headerFields: HeaderFields {
+        switch storage {
+        case .fields(let fields):
+            return fields
+        case .foundation(let foundation):
+            var fields = HeaderFields()
+            for (name, value) in foundation.response.allHeaderFields {
+                fields.append(name: "\(name)", value: "\(value)")
+            }
+            return fields
+        }
     }
 
     /// The value of the header field `name` (compared without regard to case); repeated fields
     /// joined with `", "`, as `HTTPURLResponse.value(forHTTPHeaderField:)` joins them. `nil`
     /// when there is none.
     public func value(forHTTPHeaderField name: String) -> String? {
-        headerFields[name]
+        switch storage {
+        case .fields(let fields): fields[name]
+        case .foundation(let foundation): foundation.response.value(forHTTPHeaderField: name)
+        }
     }
 
     /// The response as Foundation's `HTTPURLResponse`: the transport's own when it started from
     /// one (free), else built when asked (HTTP/1.1, these header fields, repeated ones joined with
     /// `", "`), so keep it when you need it more than once. `nil` only for a head without a URL.
     public var httpURLResponse: HTTPURLResponse? {
-        if let foundation { return foundation.response }
-        guard let url else { return nil }
-        return Self.makeHTTPURLResponse(statusCode: statusCode, url: url, headerFields: headerFields)
+        switch storage {
+        case .foundation(let foundation):
+            return foundation.response
+        case .fields(let fields):
+            guard let url else { return nil }
+            return Self.makeHTTPURLResponse(statusCode: statusCode, url: url, headerFields: fields)
+        }
     }
 
     static func makeHTTPURLResponse(statusCode: Int, url: URL, headerFields: HeaderFields) -> HTTPURLResponse? {
