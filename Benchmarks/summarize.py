@@ -119,6 +119,24 @@ def main(folder):
         rows.append(("(info) Loopback sequential: AsyncHTTPClientTransport", f"{seq_ahc:.0f} req/s", "-", "-"))
     else:
         rows.append(("Loopback", "not run (no nginx)", "-", "-"))
+    # Issue 36: allocations per GET, process-wide, p50 of one-GET iterations.
+    allocations = {
+        name: metric(results, f"Allocations: one loopback GET, {name}", "malloc (total)")
+        for name in ("bare AsyncHTTPClient", "AsyncHTTPClientTransport, authenticated", "bare URLSession",
+                     "URLSessionTransport, authenticated")
+    }
+    if all(value is not None for value in allocations.values()):
+        bare, sdk = allocations["bare AsyncHTTPClient"], allocations["AsyncHTTPClientTransport, authenticated"]
+        row(
+            "Allocations per loopback GET: AsyncHTTPClientTransport - bare AsyncHTTPClient (p50)",
+            f"{sdk - bare:+.0f} ({sdk:.0f} vs {bare:.0f})",
+            "<= +20",
+            sdk - bare <= 20,
+        )
+        bare, sdk = allocations["bare URLSession"], allocations["URLSessionTransport, authenticated"]
+        rows.append((
+            "(info) Allocations per loopback GET: URLSessionTransport - bare URLSession (p50)",
+            f"{sdk - bare:+.0f} ({sdk:.0f} vs {bare:.0f})", "-", "-"))
     memory = "Memory: 100000 loopback requests, bare AsyncHTTPClient and AsyncHTTPClientTransport"
     bare_growth = metric(results, memory, "RSS growth KiB, 100k: bare AsyncHTTPClient", "100.0")
     sdk_growth = metric(results, memory, "RSS growth KiB, 100k: AsyncHTTPClientTransport", "100.0")

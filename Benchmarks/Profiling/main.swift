@@ -1,13 +1,18 @@
 // Sends N requests over the in-memory transport, plain or through an OAuthAuthenticator, or N
 // GETs of nginx on loopback ($AUTHREQ_BENCH_NGINX) by bare AsyncHTTPClient or by the SDK on
 // AsyncHTTPClientTransport, for Benchmarks/profile to count their instructions under callgrind.
-// Usage: RequestProfile plain|authenticated|dpop|bare-ahc|ahc N
+// (or by bare URLSession and by the SDK on URLSessionTransport).
+// Usage: RequestProfile plain|authenticated|dpop|bare-ahc|ahc|bare-urlsession|urlsession N
 import AsyncHTTPClientTransport
 import AuthenticatedRequests
 import DPoP
 import Dispatch
 import Foundation
 import RequestFixtures
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A flow that is never asked for a token: the token given at creation stays valid.
 struct NoRefreshFlow: OAuthFlow {
@@ -23,7 +28,7 @@ struct NoRefreshFlow: OAuthFlow {
 }
 
 let arguments = CommandLine.arguments
-let modes = ["plain", "authenticated", "dpop", "bare-ahc", "ahc"]
+let modes = ["plain", "authenticated", "dpop", "bare-ahc", "ahc", "bare-urlsession", "urlsession"]
 guard arguments.count == 3, modes.contains(arguments[1]), let count = Int(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: RequestProfile \(modes.joined(separator: "|")) N\n".utf8))
     exit(2)
@@ -34,7 +39,7 @@ let dpop = arguments[1] == "dpop"
 /// The requests, after 100 of each kind to warm up; both runs do the same warm-up, so it cancels
 /// out of the difference.
 func run() async throws {
-    if arguments[1].hasSuffix("ahc") { return try await runLoopback() }
+    if arguments[1].hasSuffix("ahc") || arguments[1].hasSuffix("urlsession") { return try await runLoopback() }
     let plain = PlainMe(transport: Fixtures.inMemoryAPI, url: Fixtures.apiURL)
     let authenticator: OAuthAuthenticator
     if dpop {
@@ -69,15 +74,24 @@ func runLoopback() async throws {
         throw URLError(.badURL)
     }
     let url = base.appendingPathComponent("me.json")
+    let onURLSession = arguments[1].hasSuffix("urlsession")
     let resource = AuthenticatedMe(
         authenticator: OAuthAuthenticator(flow: NoRefreshFlow(), token: Fixtures.validToken()),
-        transport: AsyncHTTPClientTransport(), url: url)
-    func bare() async throws { _ = try await bareAsyncHTTPClientGET(url) }
+        transport: onURLSession ? URLSessionTransport() : AsyncHTTPClientTransport(), url: url)
+    let session = URLSession(configuration: .default)
+    func bare() async throws {
+        if onURLSession {
+            let (data, _) = try await session.data(for: URLRequest(url: url))
+            _ = try JSONDecoder().decode(Profile.self, from: data)
+        } else {
+            _ = try await bareAsyncHTTPClientGET(url)
+        }
+    }
     for _ in 0..<100 {
         try await bare()
         _ = try await resource.request()
     }
-    if arguments[1] == "ahc" {
+    if arguments[1] == "ahc" || arguments[1] == "urlsession" {
         for _ in 0..<count { _ = try await resource.request() }
     } else {
         for _ in 0..<count { try await bare() }

@@ -119,7 +119,7 @@
                 headers.add(name: name, value: value)
             }
             let outgoing = try HTTPClient.Request(
-                url: url.absoluteString, method: NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET"),
+                url: url, method: NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET"),
                 headers: headers, body: request.httpBody.map { .bytes($0) })
             let seconds = timeout.map { Swift.min(Swift.max($0, 0), 1e7) } ?? 3600
             let deadline = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))

@@ -187,6 +187,26 @@ let benchmarks: @Sendable () -> Void = {
         }
         interleaved("concurrent \(concurrency)x\(perTask)") { request in try await concurrently(request) }
 
+        // Issue 36: allocations of one GET, process-wide (the event loops' too), bare AsyncHTTPClient
+        // against the SDK on AsyncHTTPClientTransport; the difference is what the SDK allocates.
+        let allocationConfiguration = Benchmark.Configuration(
+            metrics: [.mallocCountTotal, .wallClock, .throughput], warmupIterations: 50, maxDuration: .seconds(4),
+            maxIterations: 2_000)
+        Benchmark("Allocations: one loopback GET, bare AsyncHTTPClient", configuration: allocationConfiguration) {
+            _ in try await bareAHCRequest()
+        }
+        Benchmark(
+            "Allocations: one loopback GET, AsyncHTTPClientTransport, authenticated",
+            configuration: allocationConfiguration
+        ) { _ in blackHole(try await authenticated(ahcTransport).request()) }
+        Benchmark("Allocations: one loopback GET, bare URLSession", configuration: allocationConfiguration) { _ in
+            try await bareRequest()
+        }
+        Benchmark(
+            "Allocations: one loopback GET, URLSessionTransport, authenticated",
+            configuration: allocationConfiguration
+        ) { _ in blackHole(try await authenticated(urlSessionTransport).request()) }
+
         // Memory over 100,000 loopback requests: bare AsyncHTTPClient, then the SDK on it, each
         // growth read right after its last request (not a minute later).
         let bareGrowth = BenchmarkMetric.custom(

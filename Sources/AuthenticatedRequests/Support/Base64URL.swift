@@ -33,26 +33,54 @@ package enum Base64URL {
         return Data(bytes)
     }
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    /// Encodes `bytes` from contiguous memory (a `Data`, a digest, an array) without iterating it
-    /// through a generic iterator.
+    /// Encodes `bytes` from contiguous memory (a `Data`, a digest, an array) straight into the
+    /// string's storage, three bytes at a time: a DPoP proof encodes three values per request.
     package static func encode(_ bytes: some ContiguousBytes) -> String {
-        bytes.withUnsafeBytes { buffer in
-            var output = [UInt8]()
-            output.reserveCapacity((buffer.count * 4 + 2) / 3)
-            var accumulator: UInt32 = 0
-            var bits = 0
-            for byte in buffer {
-                accumulator = accumulator << 8 | UInt32(byte)
-                bits += 8
-                while bits >= 6 {
-                    bits -= 6
-                    output.append(alphabet[Int(accumulator >> UInt32(bits) & 0x3F)])
+        bytes.withUnsafeBytes { input in
+            let count = (input.count * 4 + 2) / 3
+            guard count > 0 else { return "" }
+            return String(unsafeUninitializedCapacity: count) { output in
+                var written = 0
+                var index = 0
+                while index + 3 <= input.count {
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output[written] = character(group >> 18)
+                    output[written + 1] = character(group >> 12)
+                    output[written + 2] = character(group >> 6)
+                    output[written + 3] = character(group)
+                    written += 4
+                    index += 3
                 }
+                switch input.count - index {
+                case 1:
+                    let group = UInt32(input[index]) << 16
+                    output[written] = character(group >> 18)
+                    output[written + 1] = character(group >> 12)
+                    written += 2
+                case 2:
+                    let group = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+                    output[written] = character(group >> 18)
+                    output[written + 1] = character(group >> 12)
+                    output[written + 2] = character(group >> 6)
+                    written += 3
+                default:
+                    break
+                }
+                return written
             }
-            if bits > 0 { output.append(alphabet[Int(accumulator << UInt32(6 - bits) & 0x3F)]) }
-            return String(decoding: output, as: UTF8.self)
+        }
+    }
+
+    /// The base64url character of the low six bits of `value` (RFC 4648 §5).
+    @inline(__always)
+    private static func character(_ value: UInt32) -> UInt8 {
+        let sextet = UInt8(truncatingIfNeeded: value & 0x3F)
+        switch sextet {
+        case 0..<26: return sextet &+ 65  // A-Z
+        case 26..<52: return sextet &+ 71  // a-z
+        case 52..<62: return sextet &- 4  // 0-9
+        case 62: return 45  // -
+        default: return 95  // _
         }
     }
 }

@@ -46,11 +46,11 @@ struct DPoPProof {
         Base64URL.encode(SHA256.hash(data: Data(accessToken.utf8)))
     }
 
-    /// A `jti` of 128 bits from the system CSPRNG.
+    /// A `jti` of 128 bits from swift-crypto's CSPRNG (BoringSSL's, seeded by the system's, on
+    /// Linux; the system's on Apple platforms): one draw, where the standard library's generator
+    /// makes a system call for every 64 bits.
     static func makeIdentifier() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let words = (generator.next() as UInt64, generator.next() as UInt64)
-        return withUnsafeBytes(of: words) { Base64URL.encode($0) }
+        SymmetricKey(size: .bits128).withUnsafeBytes { Base64URL.encode($0) }
     }
 
     /// The signed proof for a request with `method` to `target` at `issuedAt`.
