@@ -297,9 +297,14 @@ enum ConformanceScenarioServer {
             }
         }
 
+        /// `error` as `E`, or the `E` inside the authentication error that carries it.
+        static func underlying<E: Error>(_ type: E.Type, in error: (any Error)?) -> E? {
+            error as? E ?? (error as? AuthenticationError)?.underlyingError as? E
+        }
+
         /// The server's error code in `error`, or in the authentication error that carries it.
         static func oauthCode(of error: (any Error)?) -> OAuthErrorCode? {
-            (error as? OAuthError ?? (error as? AuthenticationError)?.underlyingError as? OAuthError)?.code
+            underlying(OAuthError.self, in: error)?.code
         }
 
         @Test func wifJWTBearer() async throws {
@@ -323,9 +328,7 @@ enum ConformanceScenarioServer {
             var client = ScenarioClient()
             try Self.workload("expired_jwt")(run, &client)
             let expired = await client.connect(to: run)
-            let notSent =
-                expired.error as? AssertionError ?? (expired.error as? AuthenticationError)?.underlyingError
-                as? AssertionError
+            let notSent = Self.underlying(AssertionError.self, in: expired.error)
             #expect(notSent?.code == .expired, "\(String(describing: expired.error))")
             let checks = try await ConformanceScenarioServer.checks(of: run)
             #expect(!checks.contains { $0.id == "token-request" }, "no token request: \(checks)")
