@@ -1042,6 +1042,11 @@ def main():
     require_oauth.register_token_validator(Validator())
     global CIMD_BASE
     CIMD_BASE = start_cimd_listener()
+    # The fleet-at-scale test opens up to a thousand connections at once (200 replicas in 25
+    # processes); werkzeug's listen backlog of 128 once overflowed under load and refused some.
+    import werkzeug.serving
+
+    werkzeug.serving.BaseWSGIServer.request_queue_size = 4096
     app.run(host="127.0.0.1", port=ARGS.port, threaded=True)
 
 
