@@ -101,10 +101,9 @@
             }
         }
 
-        /// Sends `request` with AsyncHTTPClient's own deadline, which covers the whole exchange,
-        /// body included, and its own accumulator, which stops at `maximumBodySize`: no task or
-        /// timer of this transport's per request. The head is read straight from SwiftNIO's header
-        /// fields, with no Foundation response object.
+        /// Sends `request` through AsyncHTTPClient's async API with the deadline, then collects the
+        /// body under the same deadline (see ``collect(_:upTo:before:on:)``). The head is read straight
+        /// from SwiftNIO's header fields, with no Foundation response object.
         private static func execute(
             _ request: URLRequest,
             on client: HTTPClient,
@@ -114,30 +113,83 @@
             guard let url = request.url else {
                 throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badURL))
             }
-            var headers = HTTPHeaders()
-            for (name, value) in request.allHTTPHeaderFields ?? [:] {
-                headers.add(name: name, value: value)
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            if let method = request.httpMethod, method != "GET" { outgoing.method = HTTPMethod(rawValue: method) }
+            if let fields = request.allHTTPHeaderFields, !fields.isEmpty {
+                outgoing.headers.reserveCapacity(fields.count)
+                for (name, value) in fields { outgoing.headers.add(name: name, value: value) }
             }
-            let outgoing = try HTTPClient.Request(
-                url: url, method: NIOHTTP1.HTTPMethod(rawValue: request.httpMethod ?? "GET"),
-                headers: headers, body: request.httpBody.map { .bytes($0) })
+            if let body = request.httpBody { outgoing.body = .bytes(body) }
             let seconds = timeout.map { Swift.min(Swift.max($0, 0), 1e7) } ?? 3600
             let deadline = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))
-            let accumulator = ResponseAccumulator(
-                request: outgoing, maxBodySize: Swift.min(maximumBodySize, Int(UInt32.max)))
-            let task = client.execute(request: outgoing, delegate: accumulator, deadline: deadline)
-            let response = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
-            }
+            let response = try await client.execute(outgoing, deadline: deadline)
             var fields = HeaderFields()
+            fields.reserveCapacity(response.headers.count)
             for (name, value) in response.headers {
                 fields.append(name: name, value: value)
             }
-            let head = ResponseHead(
-                statusCode: Int(response.status.code), url: response.url ?? url, headerFields: fields)
-            return (response.body.map { Data($0.readableBytesView) } ?? Data(), head)
+            // The URL answered is the one asked unless a redirect was followed (`history` has one
+            // entry per request); reading `response.url` parses its text again.
+            let answered = response.history.count > 1 ? response.url ?? url : url
+            let head = ResponseHead(statusCode: Int(response.status.code), url: answered, headerFields: fields)
+            let body = try await collect(
+                response.body, upTo: Swift.min(maximumBodySize, Int(UInt32.max)), before: deadline,
+                on: client.eventLoopGroup.any())
+            return (Data(body.readableBytesView), head)
+        }
+
+        /// Collects `body` up to `limit` bytes before `deadline`: AsyncHTTPClient's own deadline
+        /// ends at the response head.
+        ///
+        /// The collection starts at once in a task of its own (`Task.immediate`, where the system
+        /// has it), and usually finishes there: a small body comes in the same read as its head.
+        /// Only a body still on its way gets a timer on the event loop, which cancels the
+        /// collection at the deadline (AsyncHTTPClient then closes the connection); cancelling the
+        /// caller cancels it too.
+        static func collect(
+            _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: NIODeadline, on eventLoop: any EventLoop
+        ) async throws -> ByteBuffer {
+            let state = Locked(CollectionState.collecting)
+            let collection = startTask {
+                defer { state.withLock { if $0 == .collecting { $0 = .finished } } }
+                return try await body.collect(upTo: limit)
+            }
+            guard state.withLock({ $0 }) != .finished else { return try await collection.value }
+            let timer = eventLoop.scheduleTask(deadline: deadline) {
+                let cancel = state.withLock { state in
+                    guard state == .collecting else { return false }
+                    state = .timedOut
+                    return true
+                }
+                if cancel { collection.cancel() }
+            }
+            defer { timer.cancel() }
+            do {
+                return try await withTaskCancellationHandler {
+                    try await collection.value
+                } onCancel: {
+                    collection.cancel()
+                }
+            } catch where state.withLock({ $0 }) == .timedOut {
+                throw HTTPClientError.deadlineExceeded
+            }
+        }
+
+        /// Where the body's collection is.
+        enum CollectionState: Sendable {
+            case collecting, finished, timedOut
+        }
+
+        /// `operation` in a new task that starts on the caller's thread, where the system has
+        /// `Task.immediate` (Linux, and Apple's systems of 2025); a task enqueued as usual on older
+        /// Apple systems.
+        private static func startTask<Success: Sendable>(
+            _ operation: sending @escaping @isolated(any) () async throws -> Success
+        ) -> Task<Success, any Error> {
+            if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+                return Task.immediateDetached(operation: operation)
+            }
+            return Task.detached(operation: operation)
         }
 
         /// `error` as an ``HTTPTransportError`` of its class, the same classes `URLSessionTransport`
@@ -148,7 +200,7 @@
             switch error {
             case is HTTPTransportError, is CancellationError:
                 return error
-            case is ResponseAccumulator.ResponseTooBigError:
+            case is NIOTooManyBytesError:
                 return HTTPTransportError.responseTooLarge(limit: maximumBodySize, url: request.url)
             case let error as HTTPClientError where error == .cancelled && Task.isCancelled:
                 return CancellationError()

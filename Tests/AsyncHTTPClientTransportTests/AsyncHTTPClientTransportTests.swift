@@ -45,6 +45,22 @@
             #expect(error?.code == .timedOut)
         }
 
+        @Test func cancellingTheCallerStopsABodyOnItsWayWithCancellationError() async throws {
+            // The body is collected in a task of its own: the caller's cancellation reaches it, and
+            // is reported as such, not as a timeout or a transport failure.
+            let server = try await MisbehavingServer(.drip(interval: 0.2, length: 10_000))
+            defer { Task { try await server.shutdown() } }
+            let sending = Task {
+                try await AsyncHTTPClientTransport().send(
+                    URLRequest(url: server.baseURL.appendingPathComponent("token")), options: .init(timeout: 60))
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            sending.cancel()
+            let started = ContinuousClock.now
+            await #expect(throws: CancellationError.self) { try await sending.value }
+            #expect(ContinuousClock.now - started < .seconds(30), "stopped long before the 60 s deadline")
+        }
+
         @Test func aServerThatNeverAnswersIsCutAtTheDeadline() async throws {
             let server = try await MisbehavingServer(.hang)
             defer { Task { try await server.shutdown() } }

@@ -154,6 +154,11 @@ public struct HeaderFields: Sendable, Sequence, ExpressibleByArrayLiteral, Custo
         self.fields = dictionary.sorted { $0.key < $1.key }.map { Field(name: $0.key, value: $0.value) }
     }
 
+    /// Makes room for `count` fields, for a transport that knows how many it will append.
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Adds a field at the end.
     public mutating func append(name: String, value: String) {
         fields.append(Field(name: name, value: value))
