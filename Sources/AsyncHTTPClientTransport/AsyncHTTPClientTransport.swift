@@ -170,7 +170,7 @@
                 } onCancel: {
                     collection.cancel()
                 }
-            } catch where state.withLock({ $0 }) == .timedOut {
+            } catch  where state.withLock({ $0 }) == .timedOut {
                 throw HTTPClientError.deadlineExceeded
             }
         }
