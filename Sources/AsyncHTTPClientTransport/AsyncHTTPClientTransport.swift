@@ -132,6 +132,13 @@
             // entry per request); reading `response.url` parses its text again.
             let answered = response.history.count > 1 ? response.url ?? url : url
             let head = ResponseHead(statusCode: Int(response.status.code), url: answered, headerFields: fields)
+            // A body declared larger than the cap is refused before it is read.
+            if outgoing.method != .HEAD, response.status != .notModified, response.status != .noContent,
+                let declared = response.headers.first(name: "Content-Length").flatMap(Int.init),
+                declared > maximumBodySize
+            {
+                throw NIOTooManyBytesError(maxBytes: maximumBodySize)
+            }
             let body = try await collect(
                 response.body, upTo: Swift.min(maximumBodySize, Int(UInt32.max)), before: deadline,
                 on: client.eventLoopGroup.any())
@@ -152,7 +159,14 @@
             let state = Locked(CollectionState.collecting)
             let collection = startTask {
                 defer { state.withLock { if $0 == .collecting { $0 = .finished } } }
-                return try await body.collect(upTo: limit)
+                var collected = ByteBuffer()
+                for try await part in body {
+                    guard part.readableBytes <= limit - collected.readableBytes else {
+                        throw NIOTooManyBytesError(maxBytes: limit)
+                    }
+                    if collected.readableBytes == 0 { collected = part } else { collected.writeImmutableBuffer(part) }
+                }
+                return collected
             }
             guard state.withLock({ $0 }) != .finished else { return try await collection.value }
             let timer = eventLoop.scheduleTask(deadline: deadline) {
@@ -170,8 +184,8 @@
                 } onCancel: {
                     collection.cancel()
                 }
-            } catch  where state.withLock({ $0 }) == .timedOut {
-                throw HTTPClientError.deadlineExceeded
+            } catch {
+                throw state.withLock({ $0 }) == .timedOut ? HTTPClientError.deadlineExceeded : error
             }
         }
 

@@ -81,6 +81,34 @@
             #expect(error?.code == .responseTooLarge)
         }
 
+        @Test func aChunkedBodyOverTheCapIsRefusedWhileReading() async throws {
+            // No Content-Length to refuse it by: the collection stops at the cap.
+            let server = try await MisbehavingServer(.chunked(count: 48, size: 64 << 10))
+            defer { Task { try await server.shutdown() } }
+            let error = await #expect(throws: HTTPTransportError.self) {
+                try await AsyncHTTPClientTransport().send(
+                    URLRequest(url: server.baseURL.appendingPathComponent("token")),
+                    options: .init(maximumResponseSize: 1 << 20))
+            }
+            #expect(error?.code == .responseTooLarge)
+            let whole = try await AsyncHTTPClientTransport().send(
+                URLRequest(url: server.baseURL.appendingPathComponent("token")),
+                options: .init(maximumResponseSize: 4 << 20))
+            #expect(whole.0.count == 48 * (64 << 10), "every part collected, in one body")
+        }
+
+        @Test func aBodyDeclaredOverTheCapIsRefusedBeforeItIsRead() async throws {
+            // One byte every 0.2 s of a declared 10 MB: reading it would end at the deadline.
+            let server = try await MisbehavingServer(.drip(interval: 0.2, length: 10_000_000))
+            defer { Task { try await server.shutdown() } }
+            let error = await #expect(throws: HTTPTransportError.self) {
+                try await AsyncHTTPClientTransport().send(
+                    URLRequest(url: server.baseURL.appendingPathComponent("token")),
+                    options: .init(timeout: 120, maximumResponseSize: 1 << 20))
+            }
+            #expect(error?.code == .responseTooLarge)
+        }
+
         @Test func anAuthenticatedResourceWorksOverIt() async throws {
             let server = try await LoopbackHTTPServer { request in
                 request.header("Authorization") == "Bearer access-0"

@@ -15,6 +15,8 @@ package final class MisbehavingServer: Sendable {
         case drip(interval: TimeInterval, length: Int)
         /// Closes the connection as soon as the request arrived.
         case reset
+        /// Answers 200 with a chunked body (no `Content-Length`) of `count` parts of `size` bytes.
+        case chunked(count: Int, size: Int)
         /// Sheds load: answers `status` (429, 503) with `Retry-After: seconds` and an OAuth error.
         case shed(status: Int, retryAfterSeconds: Int)
     }
@@ -81,6 +83,15 @@ private final class MisbehavingHandler: ChannelInboundHandler, Sendable {
             var buffer = channel.allocator.buffer(capacity: body.utf8.count)
             buffer.writeString(body)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        case .chunked(let count, let size):
+            let head = HTTPResponseHead(
+                version: .http1_1, status: .ok, headers: ["Transfer-Encoding": "chunked"])
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            for _ in 0..<count {
+                let buffer = channel.allocator.buffer(repeating: UInt8(ascii: "x"), count: size)
+                context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         case .drip(let interval, let length):
             var headers = HTTPHeaders()
