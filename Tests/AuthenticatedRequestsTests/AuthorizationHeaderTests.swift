@@ -54,6 +54,27 @@ struct AuthorizationHeaderTests {
         #expect(authorizationFields(of: actual).count == authorizationFields(of: expected).count)
     }
 
+    @Test func printableASCIIIsCheckedAtEveryPositionOfEveryWord() {
+        // The check reads eight bytes at a time: every character of U+0000...U+00FF at every
+        // position of strings of 1 to 24 bytes gets the answer of the byte-by-byte definition.
+        for length in 1...24 {
+            for position in 0..<length {
+                for code in UInt32(0)...0xFF {
+                    guard let scalar = Unicode.Scalar(code) else { continue }
+                    var text = String(repeating: "a", count: length)
+                    let index = text.index(text.startIndex, offsetBy: position)
+                    text.replaceSubrange(index...index, with: String(Character(scalar)))
+                    let expected = code == 0x09 || (0x20...0x7E).contains(code)
+                    #expect(
+                        text.isPrintableASCII == expected, "U+\(String(code, radix: 16)) at \(position) of \(length)")
+                }
+            }
+        }
+        #expect(String(repeating: "eyJhbGciOiJFUzI1NiJ9.", count: 40).isPrintableASCII)
+        #expect(!(String(repeating: "x", count: 600) + "\u{7F}").isPrintableASCII)
+        #expect("".isPrintableASCII)
+    }
+
     @Test func comparesASCIILettersWithoutCase() {
         #expect("Bearer".isEqualIgnoringASCIICase(to: "bEARER"))
         #expect("https".isEqualIgnoringASCIICase(to: "HTTPS"))

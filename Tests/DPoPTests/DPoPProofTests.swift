@@ -50,6 +50,24 @@ import Testing
         }
     }
 
+    @Test func eachProofNamesItsOwnRequestsURIWhenTheURLChanges() async throws {
+        // The prover keeps the last URL's target: a new URL must get its own, query and all.
+        let prover = DPoPProver(clock: clock)
+        let key = try await prover.key(for: nil)
+        let urls = [
+            "https://api.example.com/me", "https://api.example.com/me", "https://API.example.com/me?page=2",
+            "https://api.example.com/other", "http://api.example.com/me", "https://api.example.com/me",
+        ]
+        let expected = [
+            "https://api.example.com/me", "https://api.example.com/me", "https://api.example.com/me",
+            "https://api.example.com/other", "http://api.example.com/me", "https://api.example.com/me",
+        ]
+        for (url, htu) in zip(urls, expected) {
+            let proof = try await proof(prover, key: key, url: try #require(URL(string: url)))
+            #expect(proof.claim("htu") == htu, "\(url)")
+        }
+    }
+
     @Test func everyProofHasItsOwnIdentifierAndATokenRequestHasNoTokenHash() async throws {
         let prover = DPoPProver(clock: clock)
         let key = try await prover.key(for: nil)

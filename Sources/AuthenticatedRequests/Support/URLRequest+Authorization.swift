@@ -26,6 +26,18 @@ extension URLRequest {
                 setValue(value, forHTTPHeaderField: name)
                 return
             }
+            setHeader(name, toPrintableASCII: value)
+        #else
+            setValue(value, forHTTPHeaderField: name)
+        #endif
+    }
+
+    /// Sets the header `name` to `value`, which the caller built of printable ASCII (a JWS in
+    /// compact form, say), replacing the header under any spelling; on Linux without checking it
+    /// again (see ``setHeader(_:to:)``).
+    package mutating func setHeader(_ name: String, toPrintableASCII value: String) {
+        assert(value.isPrintableASCII, "a header value of printable ASCII")
+        #if canImport(FoundationNetworking)
             var fields = allHTTPHeaderFields ?? [:]
             if !fields.isEmpty {
                 for existing in fields.keys where existing.isEqualIgnoringASCIICase(to: name) {

@@ -94,8 +94,17 @@ struct ProofTarget: Sendable {
     /// `scheme://host:port` with the default port written out: the key of the origin's nonces.
     let origin: String
 
+    /// The URL's text, as read.
+    let urlText: String
+
     init(_ url: URL) throws {
-        let text = Array(url.absoluteString.utf8)
+        try self.init(urlText: url.absoluteString)
+    }
+
+    /// The target of the URL written `urlText`.
+    init(urlText: String) throws {
+        self.urlText = urlText
+        let text = Array(urlText.utf8)
         guard let colon = text.firstIndex(of: UInt8(ascii: ":")), text.count > colon + 2,
             text[colon + 1] == UInt8(ascii: "/"), text[colon + 2] == UInt8(ascii: "/")
         else {
