@@ -148,8 +148,8 @@
         /// Collects `body` up to `limit` bytes before `deadline`: AsyncHTTPClient's own deadline
         /// ends at the response head.
         ///
-        /// The collection starts at once in a task of its own (`Task.immediate`, where the system
-        /// has it), and usually finishes there: a small body comes in the same read as its head.
+        /// The collection starts at once in a task of its own (see ``startTask(_:)``), and usually
+        /// finishes there: a small body comes in the same read as its head.
         /// Only a body still on its way gets a timer on the event loop, which cancels the
         /// collection at the deadline (AsyncHTTPClient then closes the connection); cancelling the
         /// caller cancels it too.
@@ -194,15 +194,18 @@
             case collecting, finished, timedOut
         }
 
-        /// `operation` in a new task that starts on the caller's thread, where the system has
-        /// `Task.immediate` (Linux, and Apple's systems of 2025); a task enqueued as usual on older
-        /// Apple systems.
+        /// `operation` in a detached task (the collection needs no task-local value, and awaiting
+        /// it lends it the caller's priority) that starts on the caller's thread where the system
+        /// has `Task.immediateDetached` (Swift 6.2 on Linux, Apple's systems of 2025), and is
+        /// enqueued as usual elsewhere.
         private static func startTask<Success: Sendable>(
             _ operation: sending @escaping @isolated(any) () async throws -> Success
         ) -> Task<Success, any Error> {
-            if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-                return Task.immediateDetached(operation: operation)
-            }
+            #if compiler(>=6.2)
+                if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+                    return Task.immediateDetached(operation: operation)
+                }
+            #endif
             return Task.detached(operation: operation)
         }
 
