@@ -125,17 +125,18 @@
             let response = try await client.execute(outgoing, deadline: deadline)
             var fields = HeaderFields()
             fields.reserveCapacity(response.headers.count)
+            var declaredLength: Int?
             for (name, value) in response.headers {
                 fields.append(name: name, value: value)
+                if name.isEqualIgnoringASCIICase(to: "Content-Length") { declaredLength = Int(value) }
             }
             // The URL answered is the one asked unless a redirect was followed (`history` has one
             // entry per request); reading `response.url` parses its text again.
             let answered = response.history.count > 1 ? response.url ?? url : url
             let head = ResponseHead(statusCode: Int(response.status.code), url: answered, headerFields: fields)
             // A body declared larger than the cap is refused before it is read.
-            if outgoing.method != .HEAD, response.status != .notModified, response.status != .noContent,
-                let declared = response.headers.first(name: "Content-Length").flatMap(Int.init),
-                declared > maximumBodySize
+            if let declaredLength, declaredLength > maximumBodySize, outgoing.method != .HEAD,
+                response.status != .notModified, response.status != .noContent
             {
                 throw NIOTooManyBytesError(maxBytes: maximumBodySize)
             }
