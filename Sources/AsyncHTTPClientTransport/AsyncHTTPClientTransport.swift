@@ -142,7 +142,7 @@
             }
             let body = try await collect(
                 response.body, upTo: Swift.min(maximumBodySize, Int(UInt32.max)), before: deadline,
-                on: client.eventLoopGroup.any())
+                on: client.eventLoopGroup)
             return (Data(body.readableBytesView), head)
         }
 
@@ -155,7 +155,8 @@
         /// collection at the deadline (AsyncHTTPClient then closes the connection); cancelling the
         /// caller cancels it too.
         static func collect(
-            _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: NIODeadline, on eventLoop: any EventLoop
+            _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: NIODeadline,
+            on eventLoops: any EventLoopGroup
         ) async throws -> ByteBuffer {
             let state = Locked(CollectionState.collecting)
             let collection = startTask {
@@ -170,7 +171,7 @@
                 return collected
             }
             guard state.withLock({ $0 }) != .finished else { return try await collection.value }
-            let timer = eventLoop.scheduleTask(deadline: deadline) {
+            let timer = eventLoops.any().scheduleTask(deadline: deadline) {
                 let cancel = state.withLock { state in
                     guard state == .collecting else { return false }
                     state = .timedOut

@@ -187,6 +187,43 @@ let benchmarks: @Sendable () -> Void = {
         }
         interleaved("concurrent \(concurrency)x\(perTask)") { request in try await concurrently(request) }
 
+        // Issue 36's targets: the SDK against the bare client of the same library, two batches per
+        // iteration, which goes first alternating. (In the rotation of four above, the SDK's batch
+        // on AsyncHTTPClient always came right after a URLSession batch, bare AsyncHTTPClient's
+        // never did.)
+        func pair(
+            _ label: String, _ sdk: Int, against bare: Int,
+            _ batch: @escaping @Sendable (@escaping @Sendable () async throws -> Void) async throws -> Void
+        ) {
+            let ratio = BenchmarkMetric.custom(
+                "\(label) ratio x1000: \(variants[sdk].name) / \(variants[bare].name)", polarity: .prefersLarger,
+                useScalingFactor: false)
+            let order = Locked(0)
+            Benchmark(
+                "Loopback \(label), paired: \(variants[sdk].name) vs \(variants[bare].name)",
+                configuration: .init(
+                    metrics: [.wallClock, .throughput, ratio], warmupIterations: 2, maxDuration: .seconds(30),
+                    maxIterations: 60)
+            ) { benchmark in
+                let first = order.next() % 2
+                var micros = [1, 1]
+                for slot in [first, 1 - first] {
+                    let begin = ContinuousClock.now
+                    try await batch(variants[slot == 0 ? sdk : bare].run)
+                    micros[slot] = max(1, Int((ContinuousClock.now - begin) / .microseconds(1)))
+                }
+                benchmark.measurement(ratio, micros[1] * 1000 / micros[0])
+            }
+        }
+        for (sdk, bare) in [(1, 0), (2, 3)] {
+            pair("sequential x\(sequentialBatch)", sdk, against: bare) { request in
+                for _ in 0..<sequentialBatch { try await request() }
+            }
+            pair("concurrent \(concurrency)x\(perTask)", sdk, against: bare) { request in
+                try await concurrently(request)
+            }
+        }
+
         // Issue 36: allocations of one GET, process-wide (the event loops' too), bare AsyncHTTPClient
         // against the SDK on AsyncHTTPClientTransport; the difference is what the SDK allocates.
         let allocationConfiguration = Benchmark.Configuration(
