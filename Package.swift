@@ -225,7 +225,9 @@ let package = Package(
         ),
         .testTarget(
             name: "AsyncHTTPClientTransportTests",
-            dependencies: ["AsyncHTTPClientTransport", "TestSupport"]
+            dependencies: [
+                "AsyncHTTPClientTransport", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "AuthenticatedRequestsLoggingTests",

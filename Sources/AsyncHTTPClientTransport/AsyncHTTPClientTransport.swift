@@ -37,6 +37,8 @@
         public let timeout: TimeAmount
         /// The largest response body accepted, in bytes.
         public let maximumBodySize: Int
+        /// The deadlines of bodies still on their way, shared by the copies of this transport.
+        let bodyDeadlines = BodyDeadlines()
 
         /// A process-wide client that follows no redirect, on the same event loops as
         /// `HTTPClient.shared`; like it, it lives as long as the process and needs no shutdown.
@@ -93,7 +95,7 @@
             let limit = min(options.maximumResponseSize ?? maximumBodySize, maximumBodySize)
             do {
                 let (body, response) = try await Self.execute(
-                    request, on: client, timeout: options.timeout, maximumBodySize: limit)
+                    request, on: client, timeout: options.timeout, maximumBodySize: limit, deadlines: bodyDeadlines)
                 try options.check(body, of: response, for: request)
                 return (body, response)
             } catch {
@@ -102,13 +104,14 @@
         }
 
         /// Sends `request` through AsyncHTTPClient's async API with the deadline, then collects the
-        /// body under the same deadline (see ``collect(_:upTo:before:on:)``). The head is read straight
+        /// body under the same deadline (see ``collect(_:upTo:before:on:deadlines:)``). The head is read straight
         /// from SwiftNIO's header fields, with no Foundation response object.
         private static func execute(
             _ request: URLRequest,
             on client: HTTPClient,
             timeout: TimeInterval?,
-            maximumBodySize: Int
+            maximumBodySize: Int,
+            deadlines: BodyDeadlines
         ) async throws -> (Data, ResponseHead) {
             guard let url = request.url else {
                 throw HTTPTransportError(.failed, sending: request, underlyingError: URLError(.badURL))
@@ -142,7 +145,7 @@
             }
             let body = try await collect(
                 response.body, upTo: Swift.min(maximumBodySize, Int(UInt32.max)), before: deadline,
-                on: client.eventLoopGroup)
+                on: client.eventLoopGroup, deadlines: deadlines)
             return (Data(body.readableBytesView), head)
         }
 
@@ -151,12 +154,12 @@
         ///
         /// The collection starts at once in a task of its own (see ``startTask(_:)``), and usually
         /// finishes there: a small body comes in the same read as its head.
-        /// Only a body still on its way gets a timer on the event loop, which cancels the
-        /// collection at the deadline (AsyncHTTPClient then closes the connection); cancelling the
-        /// caller cancels it too.
+        /// Only a body still on its way gets its deadline in `deadlines`, whose event-loop timer
+        /// cancels the collection then (AsyncHTTPClient then closes the connection); cancelling
+        /// the caller cancels it too.
         static func collect(
             _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: NIODeadline,
-            on eventLoops: any EventLoopGroup
+            on eventLoops: any EventLoopGroup, deadlines: BodyDeadlines
         ) async throws -> ByteBuffer {
             let state = Locked(CollectionState.collecting)
             let collection = startTask {
@@ -171,7 +174,7 @@
                 return collected
             }
             guard state.withLock({ $0 }) != .finished else { return try await collection.value }
-            let timer = eventLoops.any().scheduleTask(deadline: deadline) {
+            let pending = deadlines.add(deadline, on: eventLoops) {
                 let cancel = state.withLock { state in
                     guard state == .collecting else { return false }
                     state = .timedOut
@@ -179,7 +182,7 @@
                 }
                 if cancel { collection.cancel() }
             }
-            defer { timer.cancel() }
+            defer { deadlines.remove(pending) }
             do {
                 return try await withTaskCancellationHandler {
                     try await collection.value
