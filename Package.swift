@@ -227,6 +227,9 @@ let package = Package(
             name: "AsyncHTTPClientTransportTests",
             dependencies: [
                 "AsyncHTTPClientTransport", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])
+                ),
             ]
         ),
         .testTarget(

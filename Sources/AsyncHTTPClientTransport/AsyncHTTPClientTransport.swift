@@ -37,8 +37,9 @@
         public let timeout: TimeAmount
         /// The largest response body accepted, in bytes.
         public let maximumBodySize: Int
-        /// The deadlines of bodies still on their way, shared by the copies of this transport.
-        let bodyDeadlines = BodyDeadlines()
+        /// The deadlines of bodies still on their way, one set per client, shared by the copies of
+        /// this transport.
+        let bodyDeadlines: (client: BodyDeadlines, nonRedirectingClient: BodyDeadlines)
 
         /// A process-wide client that follows no redirect, on the same event loops as
         /// `HTTPClient.shared`; like it, it lives as long as the process and needs no shutdown.
@@ -78,6 +79,9 @@
             self.nonRedirectingClient = nonRedirectingClient
             self.timeout = timeout
             self.maximumBodySize = maximumBodySize
+            self.bodyDeadlines = (
+                BodyDeadlines(on: client.eventLoopGroup), BodyDeadlines(on: nonRedirectingClient.eventLoopGroup)
+            )
         }
 
         /// Sends `request` and collects its body, within ``timeout``.
@@ -91,11 +95,13 @@
         public func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (
             Data, ResponseHead
         ) {
-            let client = options.followsRedirects ? self.client : nonRedirectingClient
+            let (client, deadlines) =
+                options.followsRedirects
+                ? (self.client, bodyDeadlines.client) : (nonRedirectingClient, bodyDeadlines.nonRedirectingClient)
             let limit = min(options.maximumResponseSize ?? maximumBodySize, maximumBodySize)
             do {
                 let (body, response) = try await Self.execute(
-                    request, on: client, timeout: options.timeout, maximumBodySize: limit, deadlines: bodyDeadlines)
+                    request, on: client, timeout: options.timeout, maximumBodySize: limit, deadlines: deadlines)
                 try options.check(body, of: response, for: request)
                 return (body, response)
             } catch {
@@ -104,7 +110,7 @@
         }
 
         /// Sends `request` through AsyncHTTPClient's async API with the deadline, then collects the
-        /// body under the same deadline (see ``collect(_:upTo:before:on:deadlines:)``). The head is read straight
+        /// body under the same deadline (see ``collect(_:upTo:before:deadlines:)``). The head is read straight
         /// from SwiftNIO's header fields, with no Foundation response object.
         private static func execute(
             _ request: URLRequest,
@@ -145,7 +151,7 @@
             }
             let body = try await collect(
                 response.body, upTo: Swift.min(maximumBodySize, Int(UInt32.max)), before: deadline,
-                on: client.eventLoopGroup, deadlines: deadlines)
+                deadlines: deadlines)
             return (Data(body.readableBytesView), head)
         }
 
@@ -158,8 +164,7 @@
         /// cancels the collection then (AsyncHTTPClient then closes the connection); cancelling
         /// the caller cancels it too.
         static func collect(
-            _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: NIODeadline,
-            on eventLoops: any EventLoopGroup, deadlines: BodyDeadlines
+            _ body: HTTPClientResponse.Body, upTo limit: Int, before deadline: NIODeadline, deadlines: BodyDeadlines
         ) async throws -> ByteBuffer {
             let state = Locked(CollectionState.collecting)
             let collection = startTask {
@@ -174,7 +179,7 @@
                 return collected
             }
             guard state.withLock({ $0 }) != .finished else { return try await collection.value }
-            let pending = deadlines.add(deadline, on: eventLoops) {
+            let pending = deadlines.add(deadline) {
                 let cancel = state.withLock { state in
                     guard state == .collecting else { return false }
                     state = .timedOut

@@ -2,8 +2,9 @@
     import AuthenticatedRequests
     import NIOCore
 
-    /// The deadlines of the response bodies a transport is still collecting, with one event-loop
-    /// timer for all of them: the earliest.
+    /// The deadlines of the response bodies a client is still collecting, with one event-loop
+    /// timer for all of them: the earliest. One per client, on the client's event loops: a client
+    /// shut down takes its timers with it, and only its own requests, which fail with it.
     ///
     /// A body that is not complete when its head arrives is common under load (the event loop
     /// hands the head over before it has read the rest). A timer of its own per such body would
@@ -21,17 +22,21 @@
         }
 
         private let state = Locked(State())
+        private let eventLoops: any EventLoopGroup
+
+        /// Deadlines whose timers run on `eventLoops`.
+        init(on eventLoops: any EventLoopGroup) {
+            self.eventLoops = eventLoops
+        }
 
         /// How many deadlines are pending (for tests).
         var count: Int { state.withLock { $0.pending.count } }
         /// How many timers were armed so far (for tests).
         var timersArmed: Int { state.withLock { $0.timersArmed } }
 
-        /// Calls `expire` at `deadline` (on an event loop of `eventLoops`) unless ``remove(_:)``
-        /// is called first with the returned identifier.
-        func add(
-            _ deadline: NIODeadline, on eventLoops: any EventLoopGroup, expire: @escaping @Sendable () -> Void
-        ) -> Int {
+        /// Calls `expire` at `deadline` (on one of the event loops) unless ``remove(_:)`` is called
+        /// first with the returned identifier.
+        func add(_ deadline: NIODeadline, expire: @escaping @Sendable () -> Void) -> Int {
             let (id, arm) = state.withLock { state in
                 let id = state.nextID
                 state.nextID &+= 1
@@ -41,7 +46,7 @@
                 state.timersArmed += 1
                 return (id, true)
             }
-            if arm { self.arm(at: deadline, on: eventLoops) }
+            if arm { self.arm(at: deadline) }
             return id
         }
 
@@ -50,15 +55,15 @@
             _ = state.withLock { $0.pending.removeValue(forKey: id) }
         }
 
-        private func arm(at time: NIODeadline, on eventLoops: any EventLoopGroup) {
+        private func arm(at time: NIODeadline) {
             eventLoops.any().scheduleTask(deadline: time) {
-                self.fire(at: time, on: eventLoops)
+                self.fire(at: time)
             }
         }
 
         /// A timer armed for `time` went off: the deadlines that are due expire, and a timer is
         /// armed for the next one unless an earlier timer is armed already.
-        private func fire(at time: NIODeadline, on eventLoops: any EventLoopGroup) {
+        private func fire(at time: NIODeadline) {
             let (due, next) = state.withLock { state -> ([@Sendable () -> Void], NIODeadline?) in
                 if state.armed == time { state.armed = nil }
                 var due: [@Sendable () -> Void] = []
@@ -77,7 +82,7 @@
                 return (due, next)
             }
             for expire in due { expire() }
-            if let next { arm(at: next, on: eventLoops) }
+            if let next { arm(at: next) }
         }
     }
 #endif

@@ -1,7 +1,9 @@
 #if AsyncHTTPClient
+    import AsyncHTTPClient
     import AsyncHTTPClientTransport
     import AuthenticatedRequests
     import Foundation
+    import NIOPosix
     import Testing
     import TestSupport
 
@@ -59,6 +61,43 @@
             let started = ContinuousClock.now
             await #expect(throws: CancellationError.self) { try await sending.value }
             #expect(ContinuousClock.now - started < .seconds(30), "stopped long before the 60 s deadline")
+        }
+
+        @Test func aClientShutDownWithABodyTimerArmedLeavesTheOtherClientsDeadlinesWorking() async throws {
+            // Each client keeps its bodies' deadlines on its own event loops: the timer armed on a
+            // client that is then shut down is gone, and must not stand for the other client's.
+            let server = try await MisbehavingServer(.drip(interval: 0.2, length: 10_000))
+            defer { Task { try await server.shutdown() } }
+            let url = server.baseURL.appendingPathComponent("token")
+            let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            let own = HTTPClient(eventLoopGroup: loops)
+            let transport = AsyncHTTPClientTransport(client: own)
+            let first = Task { try await transport.send(URLRequest(url: url), options: .init(timeout: 2)) }
+            try await Task.sleep(for: .milliseconds(600))  // its head is in; its body drips
+            first.cancel()
+            _ = await first.result
+            try await own.shutdown()
+            try await loops.shutdownGracefully()
+            let started = ContinuousClock.now
+            let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+                group.addTask {
+                    do {
+                        _ = try await transport.send(
+                            URLRequest(url: url), options: .init(followsRedirects: false, timeout: 3))
+                        return "answered"
+                    } catch let error as HTTPTransportError {
+                        return "\(error.code)"
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(20))
+                    return "still collecting after 20 s"
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? "nothing"
+            }
+            #expect(outcome == "\(HTTPTransportError.Code.timedOut)")
+            #expect(ContinuousClock.now - started < .seconds(15))
         }
 
         @Test func aServerThatNeverAnswersIsCutAtTheDeadline() async throws {

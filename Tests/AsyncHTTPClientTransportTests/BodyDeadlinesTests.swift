@@ -12,11 +12,11 @@
 
         /// `add`s a deadline `seconds` from the loop's now, recording its expiry in `expired`.
         func add(_ name: String, in seconds: Int64, to deadlines: BodyDeadlines, _ expired: Locked<[String]>) -> Int {
-            deadlines.add(loop.now + .seconds(seconds), on: loop) { expired.withLock { $0.append(name) } }
+            deadlines.add(loop.now + .seconds(seconds)) { expired.withLock { $0.append(name) } }
         }
 
         @Test func eachDeadlineExpiresAtItsTimeAndNotBefore() {
-            let deadlines = BodyDeadlines()
+            let deadlines = BodyDeadlines(on: loop)
             let expired = Locked<[String]>([])
             _ = add("ten", in: 10, to: deadlines, expired)
             _ = add("thirty", in: 30, to: deadlines, expired)
@@ -33,7 +33,7 @@
         }
 
         @Test func aRemovedDeadlineNeverExpires() {
-            let deadlines = BodyDeadlines()
+            let deadlines = BodyDeadlines(on: loop)
             let expired = Locked<[String]>([])
             let first = add("first", in: 5, to: deadlines, expired)
             _ = add("second", in: 8, to: deadlines, expired)
@@ -45,7 +45,7 @@
 
         @Test func anEarlierDeadlineAddedLaterGetsATimerOfItsOwn() {
             // The armed timer is for 60 s; a body with a 1 s deadline must not wait for it.
-            let deadlines = BodyDeadlines()
+            let deadlines = BodyDeadlines(on: loop)
             let expired = Locked<[String]>([])
             _ = add("slow", in: 60, to: deadlines, expired)
             _ = add("quick", in: 1, to: deadlines, expired)
@@ -58,7 +58,7 @@
 
         @Test func aDeadlineAddedAfterTheTimerWentOffIsStillKept() {
             // The timer of the first deadline is gone once it fired; a deadline added then arms anew.
-            let deadlines = BodyDeadlines()
+            let deadlines = BodyDeadlines(on: loop)
             let expired = Locked<[String]>([])
             _ = add("first", in: 2, to: deadlines, expired)
             loop.advanceTime(by: .seconds(3))
@@ -70,7 +70,7 @@
         @Test func oneTimerServesEveryLaterDeadline() {
             // A thousand bodies with the same timeout: the earliest's timer, then one per expiry
             // round, never one per body.
-            let deadlines = BodyDeadlines()
+            let deadlines = BodyDeadlines(on: loop)
             let expired = Locked<[String]>([])
             let ids = (0..<1000).map { add("body \($0)", in: 60 + Int64($0 % 3), to: deadlines, expired) }
             for id in ids.dropLast() { deadlines.remove(id) }
