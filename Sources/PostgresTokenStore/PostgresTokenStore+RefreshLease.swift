@@ -6,9 +6,10 @@
     import PostgresNIO
 
     // The refresh lease: a row in `<table>_leases` that one replica holds while it refreshes an
-    // entry. Every step is one statement in a transaction of its own, timed by the database's
-    // clock, so nothing depends on a session (it works through PgBouncer's transaction pooling)
-    // and a waiting replica holds no connection between its statements.
+    // entry. Every step is one statement in a transaction of its own (explicit where it changes
+    // the row, so that it counts only once committed), timed by the database's clock, so nothing
+    // depends on a session (it works through PgBouncer's transaction pooling) and a waiting
+    // replica holds no connection between its statements.
     extension PostgresTokenStore {
         /// Runs `body` holding the entry's refresh lease, waiting at most `timeout` seconds for
         /// another replica's refresh.
@@ -133,17 +134,20 @@
         /// Takes the lease if nobody holds it or its holder let it expire; returns whether it is
         /// held now. Never waits for another replica.
         func take() async throws -> Bool {
-            let rows = try await store.query(
-                """
-                INSERT INTO \(unescaped: leases) AS lease (store_key, holder, expires_at)
-                VALUES (\(key), \(holder), clock_timestamp() + make_interval(secs => \(duration)))
-                ON CONFLICT (store_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-                WHERE lease.expires_at <= clock_timestamp()
-                RETURNING 1
-                """)
-            var taken = false
-            for try await _ in rows.decode(Int.self) { taken = true }
-            return taken
+            let (leases, key, holder, duration, logger) = (leases, key, holder, duration, store.logger)
+            return try await store.committed { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: leases) AS lease (store_key, holder, expires_at)
+                    VALUES (\(key), \(holder), clock_timestamp() + make_interval(secs => \(duration)))
+                    ON CONFLICT (store_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+                    WHERE lease.expires_at <= clock_timestamp()
+                    RETURNING 1
+                    """, logger: logger)
+                var taken = false
+                for try await _ in rows.decode(Int.self) { taken = true }
+                return taken
+            }
         }
 
         /// Whether a replica holds the lease now (by the database's clock).
@@ -186,23 +190,28 @@
                 } catch {
                     return
                 }
-                _ = try? await store.database(key, "renew the refresh lease") {
-                    try await store.query(
-                        """
-                        UPDATE \(unescaped: leases) SET expires_at = clock_timestamp() + make_interval(secs => \(duration))
-                        WHERE store_key = \(key) AND holder = \(holder)
-                        """
-                    ).drain()
+                _ = try? await store.database(key, "renew the refresh lease") { [self] in
+                    try await store.committed { connection in
+                        try await connection.query(
+                            """
+                            UPDATE \(unescaped: leases) SET expires_at = clock_timestamp() + make_interval(secs => \(duration))
+                            WHERE store_key = \(key) AND holder = \(holder)
+                            """, logger: store.logger
+                        ).drain()
+                    }
                 }
             }
         }
 
         /// Gives the lease up; when the database cannot be reached, it expires by itself.
         func release() async {
-            _ = try? await store.database(key, "release the refresh lease") {
-                try await store.query(
-                    "DELETE FROM \(unescaped: leases) WHERE store_key = \(key) AND holder = \(holder)"
-                ).drain()
+            _ = try? await store.database(key, "release the refresh lease") { [self] in
+                try await store.committed { connection in
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: leases) WHERE store_key = \(key) AND holder = \(holder)",
+                        logger: store.logger
+                    ).drain()
+                }
             }
         }
     }

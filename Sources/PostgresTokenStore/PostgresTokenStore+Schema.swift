@@ -88,16 +88,18 @@
                 let fresh = try seal(plaintext, forKey: storeKey)
                 // Only over the same sealed value: a refresh that wrote meanwhile wins.
                 let updated = try await database(storeKey, "reseal an entry") {
-                    let rows = try await client.query(
-                        """
-                        UPDATE \(unescaped: table) SET key_id = \(currentID), sealed = \(fresh), updated_at = now()
-                        WHERE store_key = \(storeKey) AND key_id = \(keyID) AND sealed = \(sealed)
-                        RETURNING 1
-                        """,
-                        logger: logger)
-                    var count = 0
-                    for try await _ in rows.decode(Int.self) { count += 1 }
-                    return count
+                    try await committed { connection in
+                        let rows = try await connection.query(
+                            """
+                            UPDATE \(unescaped: table) SET key_id = \(currentID), sealed = \(fresh), updated_at = now()
+                            WHERE store_key = \(storeKey) AND key_id = \(keyID) AND sealed = \(sealed)
+                            RETURNING 1
+                            """,
+                            logger: logger)
+                        var count = 0
+                        for try await _ in rows.decode(Int.self) { count += 1 }
+                        return count
+                    }
                 }
                 resealed += updated
             }

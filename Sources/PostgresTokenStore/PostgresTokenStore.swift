@@ -165,14 +165,16 @@
             let sealed = try seal(data, forKey: key)
             let keyID = self.key.id
             try await write(key, "write the entry") {
-                try await query(
-                    """
-                    INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
-                    VALUES (\(key), \(keyID), \(sealed), now())
-                    ON CONFLICT (store_key) DO UPDATE
-                    SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
-                    """
-                ).drain()
+                try await committed { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
+                        VALUES (\(key), \(keyID), \(sealed), now())
+                        ON CONFLICT (store_key) DO UPDATE
+                        SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
+                        """, logger: logger
+                    ).drain()
+                }
             }
         }
 
@@ -180,8 +182,11 @@
         public func removeValue(forKey key: String) async throws {
             if Self.isUncoordinated { return }
             try await write(key, "remove the entry") {
-                try await query("DELETE FROM \(unescaped: table) WHERE store_key = \(key)")
-                    .drain()
+                try await committed { connection in
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger
+                    ).drain()
+                }
             }
         }
 
@@ -220,13 +225,32 @@
 
         // MARK: - Database calls
 
-        /// Runs `query` on the connection the refreshing replica holds (``pinnedConnection``),
-        /// or else on any pooled connection.
+        /// Runs `query`, which reads, on the connection the refreshing replica holds
+        /// (``pinnedConnection``), or else on any pooled connection. Statements that change rows go
+        /// through ``committed(_:)``.
         func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
             if let connection = Self.pinnedConnection {
                 return try await connection.query(query, logger: logger)
             }
             return try await client.query(query, logger: logger)
+        }
+
+        /// Runs `statement`, which changes rows, in a transaction of its own on the pinned
+        /// connection or a pooled one, and returns once the database has answered its `COMMIT`.
+        ///
+        /// A statement's answer alone does not prove its change was kept: PostgreSQL answers a
+        /// statement of an implicit transaction before it commits it (at the protocol's Sync), and
+        /// a backend cut in between (terminated, its server shutting down) sends that answer with
+        /// its last message and drops the change. A write counted as done then was lost, and a
+        /// refresh lease counted as held was invisible to the other replicas. The answer to
+        /// `COMMIT` comes only after the commit.
+        func committed<Value: Sendable>(
+            _ statement: @escaping @Sendable (PostgresConnection) async throws -> Value
+        ) async throws -> Value {
+            if let connection = Self.pinnedConnection {
+                return try await connection.withTransaction(logger: logger) { try await statement($0) }
+            }
+            return try await client.withTransaction(logger: logger) { try await statement($0) }
         }
 
         /// The connection that the replica holding a refresh lease keeps for its statements

@@ -181,6 +181,88 @@
             }
         }
 
+        /// A write that changes a row of `table` now waits in its commit (a deferred trigger that
+        /// sleeps) until `body` ends, and every backend found in that wait is killed: the
+        /// statement has run and answered, its commit never happens. PostgreSQL answers a
+        /// statement of an implicit transaction before committing it (at the protocol's Sync), and
+        /// a backend killed in between sends that answer with its last message.
+        func whileCommitsAreCut(on client: PostgresClient, table: String, _ body: () async throws -> Void)
+            async throws
+        {
+            let trigger = "\(table)_cut_commit"
+            for statement in [
+                "CREATE FUNCTION \(trigger)() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(60); RETURN NULL; END $$",
+                "CREATE CONSTRAINT TRIGGER \(trigger) AFTER INSERT OR UPDATE OR DELETE ON \(table) DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION \(trigger)()",
+            ] {
+                try await client.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger).collect()
+            }
+            let cutting = Task {
+                while !Task.isCancelled {
+                    _ = try? await client.query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()",
+                        logger: Database.logger
+                    ).collect()
+                    try? await Task.sleep(nanoseconds: 20_000_000)
+                }
+            }
+            defer { cutting.cancel() }
+            try await body()
+            cutting.cancel()
+            _ = await cutting.value
+            try await untilThePoolAnswers(client)
+            for statement in ["DROP TRIGGER \(trigger) ON \(table)", "DROP FUNCTION \(trigger)()"] {
+                try await client.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger).collect()
+            }
+        }
+
+        /// A statement answered before its commit was cut must not count as done: the store
+        /// reports a failure, and the row is what it was. Before, `save` returned (the token
+        /// counted as stored, then was gone), and a refresh lease counted as held that no other
+        /// replica could see (two refreshes at once, breaking rotation).
+        @Test func aWriteWhoseCommitIsCutIsNotAcknowledged() async throws {
+            let url = try #require(Database.faults)
+            try await Database.withClient(url) { client in
+                let store = try PostgresTokenStore(
+                    client: client, key: key, configuration: .init(tableName: table, operationTimeout: 10))
+                try await store.migrate()
+                try await store.save(Data("before".utf8), forKey: "entry")
+                func entry() async throws -> String? {
+                    try await store.load(forKey: "entry").map { String(decoding: $0, as: UTF8.self) }
+                }
+
+                try await whileCommitsAreCut(on: client, table: table) {
+                    await #expect(throws: TokenStoreError.self) {
+                        try await store.save(Data("after".utf8), forKey: "entry")
+                    }
+                    await #expect(throws: TokenStoreError.self) { try await store.removeValue(forKey: "entry") }
+                }
+                #expect(try await entry() == "before")
+
+                try await whileCommitsAreCut(on: client, table: "\(table)_leases") {
+                    let ran = Locked(false)
+                    let error = await #expect(throws: TokenStoreError.self) {
+                        try await store.withRefreshLock(forKey: "entry", timeout: 30) { ran.withLock { $0 = true } }
+                    }
+                    #expect(error?.code == .unavailable)
+                    #expect(!ran.withLock { $0 }, "no refresh under a lease that no other replica sees")
+                }
+                #expect(try await !Database.leaseHeld(table: table, key: "entry", on: client))
+
+                // An entry of an older key, re-sealed while commits are cut: not counted as re-sealed.
+                let older = try TokenEncryptionKey.random(id: "k0")
+                let oldStore = try PostgresTokenStore(
+                    client: client, key: older, configuration: .init(tableName: table, operationTimeout: 10))
+                try await oldStore.save(Data("sealed by k0".utf8), forKey: "old entry")
+                let rotated = try PostgresTokenStore(
+                    client: client, key: key, previousKeys: [older],
+                    configuration: .init(tableName: table, operationTimeout: 10))
+                try await whileCommitsAreCut(on: client, table: table) {
+                    await #expect(throws: TokenStoreError.self) { try await rotated.resealEntries() }
+                }
+                #expect(try await rotated.resealEntries() == 1, "still sealed by the older key")
+            }
+        }
+
         /// Every other backend is killed again and again while entries are written: each entry
         /// is then one whole write (the last that succeeded, or one whose answer was lost), and
         /// it opens.
