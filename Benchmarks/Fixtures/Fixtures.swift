@@ -53,6 +53,10 @@ package enum Fixtures {
     /// overhead benchmarks, so their difference is the authentication layer.
     package static let inMemoryAPI = InMemoryTransport { _ in (body, response) }
 
+    /// The `Authorization` field of a GET with ``validToken()``: the bare baselines send it too,
+    /// so that they and the SDK do the same GETs.
+    package static let authorization = "Bearer benchmark-access-token"
+
     package static func validToken() -> OAuthToken {
         OAuthToken(
             accessToken: "benchmark-access-token", expiresAt: Date().addingTimeInterval(86_400), refreshToken: "rt")
@@ -87,11 +91,22 @@ extension Locked where Value == Int {
 }
 
 /// What a server written directly on AsyncHTTPClient does for one GET of `url`: the same 60 s
-/// deadline as `AsyncHTTPClientTransport`'s default, the body collected and decoded. The bare
-/// baseline of the loopback benchmarks and of `Benchmarks/profile`.
+/// deadline as `AsyncHTTPClientTransport`'s default, the same `Authorization` field as the SDK's
+/// GET, the body collected and decoded. The bare baseline of the loopback benchmarks and of
+/// `Benchmarks/profile`.
 package func bareAsyncHTTPClientGET(_ url: URL) async throws -> Profile {
-    let response = try await HTTPClient.shared.execute(
-        HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+    var request = HTTPClientRequest(url: url.absoluteString)
+    request.headers.add(name: "Authorization", value: Fixtures.authorization)
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
     let body = try await response.body.collect(upTo: 16 << 20)
     return try JSONDecoder().decode(Profile.self, from: Data(body.readableBytesView))
+}
+
+/// What an app written directly on URLSession does for one GET of `url`: the same `Authorization`
+/// field as the SDK's GET, the body decoded. The bare baseline of the URLSession benchmarks.
+package func bareURLSessionGET(_ url: URL, on session: URLSession) async throws -> Profile {
+    var request = URLRequest(url: url)
+    request.setValue(Fixtures.authorization, forHTTPHeaderField: "Authorization")
+    let (data, _) = try await session.data(for: request)
+    return try JSONDecoder().decode(Profile.self, from: data)
 }

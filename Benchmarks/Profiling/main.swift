@@ -66,8 +66,8 @@ func run() async throws {
     }
 }
 
-/// N GETs of nginx's document: bare AsyncHTTPClient (with the same 60 s deadline, the body
-/// collected and decoded), or an AuthenticatedResource on AsyncHTTPClientTransport; 100 of each
+/// N GETs of nginx's document: bare AsyncHTTPClient (with the same 60 s deadline and
+/// `Authorization` field, the body collected and decoded), or an AuthenticatedResource on AsyncHTTPClientTransport; 100 of each
 /// first, in both modes, so the warm-up cancels out of the difference.
 func runLoopback() async throws {
     guard let base = ProcessInfo.processInfo.environment["AUTHREQ_BENCH_NGINX"].flatMap(URL.init(string:)) else {
@@ -81,8 +81,7 @@ func runLoopback() async throws {
     let session = URLSession(configuration: .default)
     func bare() async throws {
         if onURLSession {
-            let (data, _) = try await session.data(for: URLRequest(url: url))
-            _ = try JSONDecoder().decode(Profile.self, from: data)
+            _ = try await bareURLSessionGET(url, on: session)
         } else {
             _ = try await bareAsyncHTTPClientGET(url)
         }

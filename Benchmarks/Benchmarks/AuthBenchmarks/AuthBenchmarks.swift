@@ -116,10 +116,7 @@ let benchmarks: @Sendable () -> Void = {
             maxIterations: 40
         )
 
-        @Sendable func bareRequest() async throws {
-            let (data, _) = try await bare.data(for: URLRequest(url: url))
-            blackHole(try JSONDecoder().decode(Profile.self, from: data))
-        }
+        @Sendable func bareRequest() async throws { blackHole(try await bareURLSessionGET(url, on: bare)) }
         @Sendable func bareAHCRequest() async throws { blackHole(try await bareAsyncHTTPClientGET(url)) }
         @Sendable func authenticated(_ transport: any HTTPTransport) -> AuthenticatedMe {
             AuthenticatedMe(authenticator: loopbackAuthenticator, transport: transport, url: url)
