@@ -16,7 +16,8 @@ import Foundation
 ///   when it belongs to another user or is not a folder.
 /// - Each file is created with mode `0600` from its first byte (`open` with `O_CREAT|O_EXCL`),
 ///   written completely, flushed, then renamed over the old file, so a reader never sees a
-///   half-written entry and the mode stays `0600`. A write that fails (a full disk) removes its
+///   half-written entry and the mode stays `0600`; the folder is flushed after the rename (and
+///   after a removal), so a saved entry survives a power cut too. A write that fails (a full disk) removes its
 ///   temporary file and leaves the old entry as it was.
 /// - A file that is not JSON is reported as ``TokenStoreError/Code/corrupt`` and left in place,
 ///   never replaced silently.
@@ -85,6 +86,7 @@ public struct FileTokenStore: TokenStore {
                 unlink(temporary)
                 throw error
             }
+            try syncDirectory()
         } catch let error as TokenStoreError {
             throw error
         } catch {
@@ -138,9 +140,27 @@ public struct FileTokenStore: TokenStore {
     /// Deletes the entry for `key`.
     public func removeValue(forKey key: String) async throws {
         let url = fileURL(forKey: key)
-        guard unlink(url.path) == 0 || errno == ENOENT else {
+        guard unlink(url.path) == 0 else {
+            // No entry: nothing was removed, and nothing needs flushing.
+            if errno == ENOENT { return }
             throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: POSIXError.current)
         }
+        do {
+            try syncDirectory()
+        } catch {
+            throw TokenStoreError(code: .ioFailed, key: key, path: url.path, underlyingError: error)
+        }
+    }
+
+    /// Flushes the folder's list of entries to the disk. The file's own `fsync` keeps its bytes,
+    /// not its name: without this, a machine that lost power right after a save could come back
+    /// with the entry before it (a rotated, already spent refresh token), or with a removed entry
+    /// again. A file system that cannot flush a folder (`EINVAL`) keeps what it can.
+    private func syncDirectory() throws {
+        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXError.current }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 || errno == EINVAL else { throw POSIXError.current }
     }
 
     private func createDirectory(forKey key: String) throws {
