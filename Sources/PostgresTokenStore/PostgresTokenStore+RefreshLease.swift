@@ -134,8 +134,7 @@
         /// Takes the lease if nobody holds it or its holder let it expire; returns whether it is
         /// held now. Never waits for another replica.
         func take() async throws -> Bool {
-            let (leases, key, holder, duration, logger) = (leases, key, holder, duration, store.logger)
-            return try await store.committed { connection in
+            try await store.committed { [self] connection in
                 let rows = try await connection.query(
                     """
                     INSERT INTO \(unescaped: leases) AS lease (store_key, holder, expires_at)
@@ -143,7 +142,7 @@
                     ON CONFLICT (store_key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
                     WHERE lease.expires_at <= clock_timestamp()
                     RETURNING 1
-                    """, logger: logger)
+                    """, logger: store.logger)
                 var taken = false
                 for try await _ in rows.decode(Int.self) { taken = true }
                 return taken

@@ -17,8 +17,8 @@ import Foundation
 /// - Each file is created with mode `0600` from its first byte (`open` with `O_CREAT|O_EXCL`),
 ///   written completely, flushed, then renamed over the old file, so a reader never sees a
 ///   half-written entry and the mode stays `0600`; the folder is flushed after the rename (and
-///   after a removal), so a saved entry survives a power cut too. A write that fails (a full disk) removes its
-///   temporary file and leaves the old entry as it was.
+///   after a removal), so a saved entry survives a power cut too. A write that fails (a full
+///   disk) removes its temporary file and leaves the old entry as it was.
 /// - A file that is not JSON is reported as ``TokenStoreError/Code/corrupt`` and left in place,
 ///   never replaced silently.
 /// - Processes that share the folder coordinate their refreshes (``TokenStore``): the refresh
