@@ -186,7 +186,10 @@
         /// statement has run and answered, its commit never happens. PostgreSQL answers a
         /// statement of an implicit transaction before committing it (at the protocol's Sync), and
         /// a backend killed in between sends that answer with its last message.
-        func whileCommitsAreCut(on client: PostgresClient, table: String, _ body: () async throws -> Void)
+        /// `admin` sets this up, kills and cleans up; its own backends never write to `table`, so
+        /// none is killed. (The store's pool may hand out a connection killed a moment before,
+        /// before it has noticed the close: checks afterwards go through `admin`.)
+        func whileCommitsAreCut(admin: PostgresClient, table: String, _ body: () async throws -> Void)
             async throws
         {
             let trigger = "\(table)_cut_commit"
@@ -194,11 +197,11 @@
                 "CREATE FUNCTION \(trigger)() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(60); RETURN NULL; END $$",
                 "CREATE CONSTRAINT TRIGGER \(trigger) AFTER INSERT OR UPDATE OR DELETE ON \(table) DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION \(trigger)()",
             ] {
-                try await client.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger).collect()
+                try await Database.execute(statement, on: admin)
             }
             let cutting = Task {
                 while !Task.isCancelled {
-                    _ = try? await client.query(
+                    _ = try? await admin.query(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()",
                         logger: Database.logger
                     ).collect()
@@ -209,9 +212,9 @@
             try await body()
             cutting.cancel()
             _ = await cutting.value
-            try await untilThePoolAnswers(client)
+            try await untilThePoolAnswers(admin)
             for statement in ["DROP TRIGGER \(trigger) ON \(table)", "DROP FUNCTION \(trigger)()"] {
-                try await client.query(PostgresQuery(unsafeSQL: statement), logger: Database.logger).collect()
+                try await Database.execute(statement, on: admin)
             }
         }
 
@@ -221,46 +224,54 @@
         /// replica could see (two refreshes at once, breaking rotation).
         @Test func aWriteWhoseCommitIsCutIsNotAcknowledged() async throws {
             let url = try #require(Database.faults)
-            try await Database.withClient(url) { client in
-                let store = try PostgresTokenStore(
-                    client: client, key: key, configuration: .init(tableName: table, operationTimeout: 10))
-                try await store.migrate()
-                try await store.save(Data("before".utf8), forKey: "entry")
-                func entry() async throws -> String? {
-                    try await store.load(forKey: "entry").map { String(decoding: $0, as: UTF8.self) }
+            try await Database.withClient(url) { admin in
+                try await Database.withClient(url) { client in
+                    try await writesWhoseCommitIsCut(client: client, admin: admin)
                 }
-
-                try await whileCommitsAreCut(on: client, table: table) {
-                    await #expect(throws: TokenStoreError.self) {
-                        try await store.save(Data("after".utf8), forKey: "entry")
-                    }
-                    await #expect(throws: TokenStoreError.self) { try await store.removeValue(forKey: "entry") }
-                }
-                #expect(try await entry() == "before")
-
-                try await whileCommitsAreCut(on: client, table: "\(table)_leases") {
-                    let ran = Locked(false)
-                    let error = await #expect(throws: TokenStoreError.self) {
-                        try await store.withRefreshLock(forKey: "entry", timeout: 30) { ran.withLock { $0 = true } }
-                    }
-                    #expect(error?.code == .unavailable)
-                    #expect(!ran.withLock { $0 }, "no refresh under a lease that no other replica sees")
-                }
-                #expect(try await !Database.leaseHeld(table: table, key: "entry", on: client))
-
-                // An entry of an older key, re-sealed while commits are cut: not counted as re-sealed.
-                let older = try TokenEncryptionKey.random(id: "k0")
-                let oldStore = try PostgresTokenStore(
-                    client: client, key: older, configuration: .init(tableName: table, operationTimeout: 10))
-                try await oldStore.save(Data("sealed by k0".utf8), forKey: "old entry")
-                let rotated = try PostgresTokenStore(
-                    client: client, key: key, previousKeys: [older],
-                    configuration: .init(tableName: table, operationTimeout: 10))
-                try await whileCommitsAreCut(on: client, table: table) {
-                    await #expect(throws: TokenStoreError.self) { try await rotated.resealEntries() }
-                }
-                #expect(try await rotated.resealEntries() == 1, "still sealed by the older key")
             }
+        }
+
+        func writesWhoseCommitIsCut(client: PostgresClient, admin: PostgresClient) async throws {
+            func store(_ client: PostgresClient, previousKeys: [TokenEncryptionKey] = []) throws -> PostgresTokenStore {
+                try PostgresTokenStore(
+                    client: client, key: key, previousKeys: previousKeys,
+                    configuration: .init(tableName: table, operationTimeout: 10))
+            }
+            let cut = try store(client)
+            let checked = try store(admin)
+            try await checked.migrate()
+            try await checked.save(Data("before".utf8), forKey: "entry")
+
+            try await whileCommitsAreCut(admin: admin, table: table) {
+                await #expect(throws: TokenStoreError.self) {
+                    try await cut.save(Data("after".utf8), forKey: "entry")
+                }
+                await #expect(throws: TokenStoreError.self) { try await cut.removeValue(forKey: "entry") }
+            }
+            let entry = try await checked.load(forKey: "entry").map { String(decoding: $0, as: UTF8.self) }
+            #expect(entry == "before")
+
+            try await whileCommitsAreCut(admin: admin, table: "\(table)_leases") {
+                let ran = Locked(false)
+                let error = await #expect(throws: TokenStoreError.self) {
+                    try await cut.withRefreshLock(forKey: "entry", timeout: 30) { ran.withLock { $0 = true } }
+                }
+                #expect(error?.code == .unavailable)
+                #expect(!ran.withLock { $0 }, "no refresh under a lease that no other replica sees")
+            }
+            #expect(try await !Database.leaseHeld(table: table, key: "entry", on: admin))
+
+            // An entry of an older key, re-sealed while commits are cut: not counted as re-sealed.
+            let older = try TokenEncryptionKey.random(id: "k0")
+            try await PostgresTokenStore(
+                client: admin, key: older, configuration: .init(tableName: table, operationTimeout: 10)
+            ).save(Data("sealed by k0".utf8), forKey: "old entry")
+            try await whileCommitsAreCut(admin: admin, table: table) {
+                await #expect(throws: TokenStoreError.self) {
+                    try await store(client, previousKeys: [older]).resealEntries()
+                }
+            }
+            #expect(try await store(admin, previousKeys: [older]).resealEntries() == 1, "still sealed by the older key")
         }
 
         /// Every other backend is killed again and again while entries are written: each entry

@@ -76,13 +76,27 @@
             return 0
         }
 
+        /// Runs `sql` (a test's own setup statement), reporting the server's whole answer when it
+        /// fails: `PSQLError`'s description hides it.
+        package static func execute(_ sql: String, on client: PostgresClient) async throws {
+            do {
+                try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).readAll()
+            } catch {
+                throw ControlError(message: "\(sql): \(String(reflecting: error))")
+            }
+        }
+
         /// Whether a replica holds the refresh lease of `key` in `table` now.
         package static func leaseHeld(table: String, key: String, on client: PostgresClient) async throws -> Bool {
-            let rows = try await client.query(
-                "SELECT expires_at > clock_timestamp() FROM \(unescaped: table)_leases WHERE store_key = \(key)",
-                logger: logger)
-            for try await held in rows.decode(Bool.self) { return held }
-            return false
+            do {
+                let rows = try await client.query(
+                    "SELECT expires_at > clock_timestamp() FROM \(unescaped: table)_leases WHERE store_key = \(key)",
+                    logger: logger)
+                for try await held in rows.decode(Bool.self) { return held }
+                return false
+            } catch {
+                throw ControlError(message: "reading the lease: \(String(reflecting: error))")
+            }
         }
 
         /// Another machine takes the refresh lease of `key` in `table` for `seconds`, as a replica
