@@ -99,6 +99,16 @@
             }
         }
 
+        /// Whether a lease of `key` in `table` was taken and never released, expired or not: the
+        /// store deletes its row when the holder releases it.
+        package static func leaseLeftBehind(table: String, key: String, on client: PostgresClient) async throws -> Bool
+        {
+            let rows = try await client.query(
+                "SELECT count(*)::bigint FROM \(unescaped: table)_leases WHERE store_key = \(key)", logger: logger)
+            for try await count in rows.decode(Int.self) { return count > 0 }
+            return false
+        }
+
         /// Another machine takes the refresh lease of `key` in `table` for `seconds`, as a replica
         /// that then stops renewing it (dies) would.
         package static func holdLease(
