@@ -164,8 +164,8 @@
             if Self.isUncoordinated { return }
             let sealed = try seal(data, forKey: key)
             let keyID = self.key.id
-            try await write(key, "write the entry") {
-                try await committed { connection in
+            try await write(key, "write the entry") { write in
+                try await committed(write) { connection in
                     try await connection.query(
                         """
                         INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
@@ -181,8 +181,8 @@
         /// Removes the entry for `key`.
         public func removeValue(forKey key: String) async throws {
             if Self.isUncoordinated { return }
-            try await write(key, "remove the entry") {
-                try await committed { connection in
+            try await write(key, "remove the entry") { write in
+                try await committed(write) { connection in
                     try await connection.query(
                         "DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger
                     ).drain()
@@ -227,7 +227,7 @@
 
         /// Runs `query`, which reads, on the connection the refreshing replica holds
         /// (``pinnedConnection``), or else on any pooled connection. Statements that change rows go
-        /// through ``committed(_:)``.
+        /// through ``committed(_:_:)``.
         func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
             if let connection = Self.pinnedConnection {
                 return try await connection.query(query, logger: logger)
@@ -244,13 +244,23 @@
         /// its last message and drops the change. A write counted as done then was lost, and a
         /// refresh lease counted as held was invisible to the other replicas. The answer to
         /// `COMMIT` comes only after the commit.
+        /// With `write`, the transaction asks it before committing (``WriteOrder``).
         func committed<Value: Sendable>(
+            _ write: WriteOrder.Write? = nil,
             _ statement: @escaping @Sendable (PostgresConnection) async throws -> Value
         ) async throws -> Value {
             if let connection = Self.pinnedConnection {
-                return try await connection.withTransaction(logger: logger) { try await statement($0) }
+                return try await connection.withTransaction(logger: logger) { connection in
+                    let value = try await statement(connection)
+                    try write?.mayCommit()
+                    return value
+                }
             }
-            return try await client.withTransaction(logger: logger) { try await statement($0) }
+            return try await client.withTransaction(logger: logger) { connection in
+                let value = try await statement(connection)
+                try write?.mayCommit()
+                return value
+            }
         }
 
         /// The connection that the replica holding a refresh lease keeps for its statements
@@ -287,12 +297,12 @@
                     sqlState: "", message: "no answer within \(seconds) s to \(step)", isStoreRefusal: false))
         }
 
-        /// Runs the write `operation` like ``database(_:_:)``, after this store's earlier writes of
-        /// `key` have finished (``WriteOrder``): a write whose caller timed out cannot land over a
-        /// newer one.
-        func write(_ key: String, _ step: String, _ operation: @escaping @Sendable () async throws -> Void)
-            async throws
-        {
+        /// Runs the write `operation` like ``database(_:_:)``, in ``WriteOrder`` after this store's
+        /// earlier writes of `key`: a write whose caller timed out cannot land over a newer one.
+        /// `operation` passes its ``WriteOrder/Write`` to ``committed(_:_:)``.
+        func write(
+            _ key: String, _ step: String, _ operation: @escaping @Sendable (WriteOrder.Write) async throws -> Void
+        ) async throws {
             do {
                 try await writes.run(key, within: configuration.operationTimeout, operation)
             } catch is Bounded.TimedOut {

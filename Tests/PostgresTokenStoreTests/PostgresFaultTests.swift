@@ -274,6 +274,40 @@
             #expect(try await store(admin, previousKeys: [older]).resealEntries() == 1, "still sealed by the older key")
         }
 
+        /// A backend killed under a write leaves its connection closed, and PostgresNIO has left
+        /// a statement on such a connection unanswered for good (in two of three runs of this
+        /// test before the fix; its pool also keeps some statements waiting for a connection
+        /// past the store's bound right after a kill). Before, once a write of the entry was stuck
+        /// so, every later write of it timed out, for as long as the process ran: each waited for
+        /// the stuck one. Now a stuck write holds up no other (``WriteOrder``) and can never
+        /// commit late, so the entry is writable again as soon as the cuts end.
+        @Test func aWriteStuckOnAKilledConnectionHoldsUpNoLaterWrite() async throws {
+            let url = try #require(Database.faults)
+            try await Database.withClient(url) { admin in
+                try await Database.withClient(url) { client in
+                    let checked = try PostgresTokenStore(
+                        client: admin, key: key, configuration: .init(tableName: table, operationTimeout: 10))
+                    try await checked.migrate()
+                    try await checked.save(Data("kept".utf8), forKey: "entry")
+                    let store = try PostgresTokenStore(
+                        client: client, key: key, configuration: .init(tableName: table, operationTimeout: 10))
+                    try await whileCommitsAreCut(admin: admin, table: table) {
+                        for round in 0..<60 {
+                            await #expect(throws: TokenStoreError.self) {
+                                try await store.save(Data("cut \(round)".utf8), forKey: "entry")
+                            }
+                        }
+                    }
+                    let entry = try await checked.load(forKey: "entry")
+                    #expect(entry.map { String(decoding: $0, as: UTF8.self) } == "kept", "no cut write landed")
+                    // Writable again once commits are no longer cut: not waiting for a stuck write.
+                    try await store.save(Data("after".utf8), forKey: "entry")
+                    let after = try await checked.load(forKey: "entry")
+                    #expect(after.map { String(decoding: $0, as: UTF8.self) } == "after")
+                }
+            }
+        }
+
         /// Every other backend is killed again and again while entries are written: each entry
         /// is then one whole write (the last that succeeded, or one whose answer was lost), and
         /// it opens.
