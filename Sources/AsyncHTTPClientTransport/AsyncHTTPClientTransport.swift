@@ -137,7 +137,10 @@
             var declaredLength: Int?
             for (name, value) in response.headers {
                 fields.append(name: name, value: value)
-                if name.isEqualIgnoringASCIICase(to: "Content-Length") { declaredLength = Int(value) }
+                // The length first: most names are not 14 bytes long, and the call costs more.
+                if name.utf8.count == 14, name.isEqualIgnoringASCIICase(to: "Content-Length") {
+                    declaredLength = Int(value)
+                }
             }
             // The URL answered is the one asked unless a redirect was followed (`history` has one
             // entry per request); reading `response.url` parses its text again.
