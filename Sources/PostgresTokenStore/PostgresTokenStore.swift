@@ -250,17 +250,25 @@
             _ statement: @escaping @Sendable (PostgresConnection) async throws -> Value
         ) async throws -> Value {
             if let connection = Self.pinnedConnection {
-                return try await connection.withTransaction(logger: logger) { connection in
-                    let value = try await statement(connection)
-                    try write?.mayCommit()
-                    return value
+                return try await connection.withTransaction(logger: logger) {
+                    try await Self.run(statement, then: write, on: $0)
                 }
             }
-            return try await client.withTransaction(logger: logger) { connection in
-                let value = try await statement(connection)
-                try write?.mayCommit()
-                return value
+            return try await client.withTransaction(logger: logger) {
+                try await Self.run(statement, then: write, on: $0)
             }
+        }
+
+        /// The body of ``committed(_:_:)``'s transaction: `statement`, then asking `write` before
+        /// the `COMMIT`.
+        private static func run<Value: Sendable>(
+            _ statement: @Sendable (PostgresConnection) async throws -> Value,
+            then write: WriteOrder.Write?,
+            on connection: PostgresConnection
+        ) async throws -> Value {
+            let value = try await statement(connection)
+            try write?.mayCommit()
+            return value
         }
 
         /// The connection that the replica holding a refresh lease keeps for its statements
