@@ -10,9 +10,10 @@
     extension MCPAuthorizer {
         /// The MCP Swift SDK's transport to the MCP server this authorizer signs in to, wired in
         /// one call: the authorizer answers its challenges and gives its `Authorization` header,
-        /// ``modify(_:)`` adds a DPoP proof to every request (without it, DPoP-bound tokens could
-        /// not be sent), and its `URLSession` is made from ``sessionConfiguration()``, so no
-        /// redirect carries a credential to another origin and no cookie or cache is kept.
+        /// a DPoP proof is added to every request (without it, DPoP-bound tokens could not be
+        /// sent), and its `URLSession` loads through a guard, so no redirect carries a credential
+        /// outside the MCP endpoint (another origin, or another path on the same one) and no
+        /// cookie or cache is kept. It is the only way to give the authorizer to a transport.
         ///
         /// ```swift
         /// let authorizer = MCPAuthorizer(signIn: signIn)
@@ -38,18 +39,16 @@
                 streaming: streaming,
                 sseInitializationTimeout: sseInitializationTimeout,
                 protocolVersion: protocolVersion,
-                authorizer: self,
+                authorizer: MCPTransportAuthorizer(self),
                 requestModifier: modify)
         }
 
         /// The configuration for the MCP SDK's `URLSession`: no cookies, no cache
         /// (`URLSessionTransport.defaultConfiguration()`), and a loader that refuses to follow a
-        /// redirect that would carry the request's `Authorization` or `DPoP` header to another
-        /// origin (the request fails with `AuthenticationError`
-        /// `foreignResource`; nothing is sent there). For building a
-        /// transport by hand: ``makeTransport(streaming:sseInitializationTimeout:protocolVersion:)``
-        /// uses it.
-        public static func sessionConfiguration() -> URLSessionConfiguration {
+        /// redirect that would carry the request's `Authorization` or `DPoP` header outside the
+        /// endpoint's resource (the request fails with `AuthenticationError` `foreignResource`;
+        /// nothing is sent there).
+        static func sessionConfiguration() -> URLSessionConfiguration {
             let configuration = URLSessionTransport.defaultConfiguration()
             configuration.protocolClasses = [OriginBoundURLProtocol.self]
             return configuration

@@ -23,11 +23,16 @@
     /// let transport = authorizer.makeTransport()  // the authorizer, DPoP proofs, a guarded session
     /// ```
     ///
+    /// ``makeTransport(streaming:sseInitializationTimeout:protocolVersion:)`` is the one way to
+    /// wire it: the authorizer is not itself an `HTTPClientAuthorizer`, so it cannot be handed to
+    /// an `HTTPClientTransport` whose `URLSession` lacks the redirect guard (a same-origin `307`
+    /// to a path outside the MCP endpoint would carry the token there).
+    ///
     /// - The transport asks for the `Authorization` header synchronously; the authorizer answers
-    ///   from a snapshot that ``prepareAuthorization(for:session:)`` (before every request) and
-    ///   ``handleChallenge(statusCode:headers:endpoint:operationKey:session:)`` (after a `401` or
+    ///   from a snapshot that `prepareAuthorization(for:session:)` (before every request) and
+    ///   `handleChallenge(statusCode:headers:endpoint:operationKey:session:)` (after a `401` or
     ///   `403`) keep current, and never with a token that has expired by the configuration's clock.
-    /// - With DPoP (`configuration.proofOfPossession`), ``modify(_:)``, given to the transport as
+    /// - With DPoP (`configuration.proofOfPossession`), `modify(_:)`, given to the transport as
     ///   its `requestModifier`, adds a fresh proof for the request's method and URL to every
     ///   request (the POSTs and the GET event stream), signed with the session's loaded key: no
     ///   I/O. A `use_dpop_nonce` challenge is answered once with the server's nonce.
@@ -40,7 +45,7 @@
     ///
     /// Thread safety: every mutable property is behind a lock (`Locked`), so the class is
     /// `Sendable` without `@unchecked`.
-    public final class MCPAuthorizer: HTTPClientAuthorizer, CustomStringConvertible, CustomDebugStringConvertible,
+    public final class MCPAuthorizer: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
         CustomReflectable
     {
         /// How the MCP server is signed in to.
@@ -79,11 +84,11 @@
         }
 
         /// `3`: for one request, a DPoP nonce, a sign-in or refresh, and a step-up at most.
-        public var maxAuthorizationAttempts: Int { 3 }
+        package var maxAuthorizationAttempts: Int { 3 }
 
         /// Refuses an endpoint that is neither https nor http to a loopback address (unless the
         /// configuration allows insecure HTTP).
-        public func validateEndpointSecurity(for endpoint: URL) throws {
+        package func validateEndpointSecurity(for endpoint: URL) throws {
             let plainHTTP = endpoint.scheme?.lowercased() == "http"
             guard endpoint.isSafeForSecrets || (plainHTTP && signIn.configuration.allowsInsecureHTTP) else {
                 throw ResourceDiscoveryError.insecure(endpoint)
@@ -94,7 +99,7 @@
         /// `endpoint` is outside the MCP server signed in to (its origin, its path and below:
         /// `ResourceSignInFlow.resourceBoundary`), which gets no header at all. Takes a lock and
         /// reads the clock; nothing else.
-        public func authorizationHeader(for endpoint: URL) -> String? {
+        package func authorizationHeader(for endpoint: URL) -> String? {
             guard boundary.contains(endpoint) else { return nil }
             let now = signIn.configuration.clock.now
             return snapshot.withLock { snapshot in
@@ -108,7 +113,7 @@
         /// when the header the transport set carries a DPoP-bound token. Signs with the loaded
         /// key; no I/O. When no proof can be made now, the bound token is taken off the request
         /// (it is worthless without its proof), and the server's `401` signs in again.
-        public func modify(_ request: URLRequest) -> URLRequest {
+        package func modify(_ request: URLRequest) -> URLRequest {
             guard let proof = signIn.configuration.proofOfPossession,
                 let sent = request.value(forHTTPHeaderField: "Authorization"),
                 let current = snapshot.withLock({ $0 }), current.header == sent,
@@ -125,10 +130,10 @@
         /// Refreshes the token ahead of expiry when a session exists, and updates the snapshot. A
         /// snapshot that needs no refresh returns at once. Before the first challenge there is no
         /// session: nothing is discovered here, since discovery reads the challenge the server
-        /// actually sends (``handleChallenge(statusCode:headers:endpoint:operationKey:session:)``),
+        /// actually sends (`handleChallenge(statusCode:headers:endpoint:operationKey:session:)`),
         /// and a stored session is restored there. Errors are swallowed, as the protocol asks: a
         /// challenge recovers.
-        public func prepareAuthorization(for endpoint: URL, session: URLSession) async throws {
+        package func prepareAuthorization(for endpoint: URL, session: URLSession) async throws {
             let configuration = signIn.configuration
             let fresh = snapshot.withLock { current in
                 current.map { !$0.token.requiresRefresh(now: configuration.clock.now, leeway: configuration.leeway) }
@@ -156,7 +161,7 @@
         ///   about the credential.
         /// - Throws: `StepUpError` (`refusedAfterStepUp`) for a step-up challenge that was already
         ///   answered; what the sign-in or refresh throws.
-        public func handleChallenge(
+        package func handleChallenge(
             statusCode: Int,
             headers: [String: String],
             endpoint: URL,

@@ -11,10 +11,13 @@
     /// whose delegate decides each redirect. The SDK makes its `URLSession` from a configuration
     /// alone, without a delegate, so a redirect rule can only be added this way.
     ///
-    /// - A redirect of a request that carries a credential (`Authorization`, `DPoP`) to another
-    ///   origin is refused: nothing is sent there, and the request fails with
-    ///   `AuthenticationError` `foreignResource`.
-    /// - Any other redirect (same origin, or a request without a credential) is followed.
+    /// - A redirect of a request that carries a credential (`Authorization`, `DPoP`) to a URL
+    ///   outside the resource it was sent to (another origin, or a path outside the MCP endpoint's,
+    ///   compared as the server reads it: `ResourceBoundary`) is refused: nothing is sent there,
+    ///   and the request fails with `AuthenticationError` `foreignResource`.
+    /// - Any other redirect (inside the resource, or a request without a credential) is followed.
+    /// - A `401` with a `WWW-Authenticate: Basic` challenge is passed on as it is: the MCP layer
+    ///   answers it, not `URLSession` (on Linux, whose default handling waits for ever).
     /// - The response is passed on as it arrives (streamed bodies stream), with no cookie and no
     ///   cache.
     ///
@@ -154,16 +157,22 @@
             let carriesCredential = ["Authorization", "DPoP"].contains {
                 original?.value(forHTTPHeaderField: $0) != nil
             }
-            let sameOrigin = original?.url.flatMap(Origin.init) == request.url.flatMap(Origin.init)
-            guard carriesCredential, !sameOrigin else { return completionHandler(request) }
+            // The MCP transport sends only to its endpoint, the resource its token was issued for:
+            // a credential follows a redirect only inside that resource (its origin, its path and
+            // below, as the server reads the path).
+            let inside = original?.url.map { ResourceBoundary($0) }.map { boundary in
+                request.url.map(boundary.contains) ?? false
+            }
+            guard carriesCredential, inside != true else { return completionHandler(request) }
             completionHandler(nil)
             let from = original?.url?.redactedForDisplay ?? "the MCP server"
-            let target = request.url.map { Origin($0)?.display ?? $0.redactedForDisplay } ?? "another origin"
+            let target = request.url?.redactedForDisplay ?? "another URL"
             loader(of: task)?.finished(
                 with: AuthenticationError(
                     code: .foreignResource,
-                    message: "\(from) redirected a request that carries its credential to \(target) (status "
-                        + "\(response.statusCode)); the redirect was refused and nothing was sent there."))
+                    message: "\(from) redirected a request that carries its credential to \(target), outside "
+                        + "the MCP server's resource (status \(response.statusCode)); the redirect was refused and "
+                        + "nothing was sent there."))
             unregister(task)
             task.cancel()
         }
@@ -182,8 +191,34 @@
             loader(of: dataTask)?.received(data)
         }
 
+        /// The tasks whose `401` challenge was declined: their response and body are already passed on.
+        private let challenged = Locked<Set<Int>>([])
+
+        /// Declines an HTTP authentication challenge (a `401` with `WWW-Authenticate: Basic`), so
+        /// the `401` and its body reach the MCP layer, which answers it. Server
+        /// trust and client certificate challenges get `URLSession`'s default handling.
+        func urlSession(
+            _ session: URLSession,
+            task: URLSessionTask,
+            didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            guard challenge.failureResponse != nil else { return completionHandler(.performDefaultHandling, nil) }
+            #if canImport(FoundationNetworking)
+                // swift-corelibs-foundation raises it after the whole reply was delivered, and before
+                // 6.3.2 its default handling never completes the task (issue 5456).
+                challenged.withLock { _ = $0.insert(task.taskIdentifier) }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            #else
+                // Apple's raises it before the reply: rejecting it delivers the 401, with no
+                // credential from any store.
+                completionHandler(.rejectProtectionSpace, nil)
+            #endif
+        }
+
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-            loader(of: task)?.finished(with: error)
+            let declined = challenged.withLock { $0.remove(task.taskIdentifier) != nil }
+            loader(of: task)?.finished(with: declined ? nil : error)
             unregister(task)
         }
     }

@@ -78,6 +78,10 @@
             let before = network.requests.withLock { $0.count }
             for foreign in [
                 "https://evil.example.com/mcp", "https://api.example.com/other", "http://api.example.com/mcp",
+                // Dot segments and their encodings: the server reads /admin.
+                "https://api.example.com/mcp/../admin", "https://api.example.com/mcp/%2e%2e/admin",
+                "https://api.example.com/mcp/%2E%2E/admin", "https://api.example.com/mcp/./../admin",
+                "https://api.example.com/mcp/..",
             ] {
                 let url = try #require(URL(string: foreign))
                 #expect(authorizer.authorizationHeader(for: url) == nil, "\(foreign)")

@@ -1063,6 +1063,33 @@ def redirect_to_another_origin(run):
     run.finish = require(run, "token-request-made", "token-request", "the client signed in before the redirect")
 
 
+@scenario("authreq-redirect-outside-the-endpoint")
+def redirect_outside_the_endpoint(run):
+    """After the sign-in, the MCP server answers tools/list with a 307 to a path of its own origin
+    outside /mcp (`/admin/mcp`; the first request after that, `/mcp/%2e%2e/admin/mcp`), and records
+    every credential that reaches a path outside /mcp."""
+    auth = AuthServer(run)
+    targets = ["/admin/mcp", "/mcp/%2e%2e/admin/mcp"]
+
+    def outside(request):
+        for name in ("Authorization", "DPoP"):
+            if request.header(name):
+                run.check("credential-outside-the-endpoint", False, f"{name} reached {request.path}", path=request.path)
+        run.check("redirect-followed", "INFO", "a request reached a path outside /mcp", path=request.path)
+        return json_reply(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+
+    def guard(resource, request, method):
+        refusal = Resource.bearer(resource, request, method)
+        if refusal is None and method == "tools/list":
+            target = targets[0] if len(targets) == 1 else targets.pop(0)
+            run.check("redirected", "SUCCESS", f"tools/list answered with a 307 to {target} on the same origin")
+            return Reply(307, b"", [("Location", target)])
+        return refusal
+
+    Resource(run, lambda: [auth.identifier], guard=guard, fallback=outside)
+    run.finish = require(run, "token-request-made", "token-request", "the client signed in before the redirect")
+
+
 # MARK: Control
 
 

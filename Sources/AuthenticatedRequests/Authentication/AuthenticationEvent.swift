@@ -18,6 +18,9 @@ public struct AuthenticationEvent: Sendable, CustomStringConvertible {
         public static let credentialCleared = Kind("credential cleared")
         /// A request rejected for its credential was sent again; see ``AuthenticationEvent/url``.
         public static let requestRetried = Kind("request retried")
+        /// A redirect of an authenticated request left the credential's origin or resource, and
+        /// was followed without any credential; see ``AuthenticationEvent/url`` (the target).
+        public static let redirectLeftBoundary = Kind("redirect left the credential's boundary")
         /// The token store failed to save or remove; see ``AuthenticationEvent/error``.
         public static let storeFailed = Kind("store failed")
         /// The kind's name.
@@ -28,7 +31,7 @@ public struct AuthenticationEvent: Sendable, CustomStringConvertible {
     public let kind: Kind
     /// When it happened, by the interceptor's clock.
     public let date: Date
-    /// The request's URL without query, for ``Kind/requestRetried``.
+    /// The request's URL without query, for ``Kind/requestRetried`` and ``Kind/redirectLeftBoundary``.
     public let url: String?
     /// The error, for ``Kind/refreshFailed`` and ``Kind/storeFailed``.
     public let error: (any Error)?

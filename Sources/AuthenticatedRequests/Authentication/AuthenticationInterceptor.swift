@@ -333,13 +333,74 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         by authenticator: A,
         over transport: any HTTPTransport
     ) async throws -> (Data, ResponseHead) {
-        let (body, response) = try await transport.send(request)
+        let (body, response) = try await sendFollowingRedirects(
+            &request, with: credential, by: authenticator, over: transport)
         guard authenticator.shouldResend(request, after: response) else { return (body, response) }
         try Task.checkCancellation()
         try await authenticate(&request, with: credential, by: authenticator)
-        let resent = try await transport.send(request)
+        let resent = try await sendFollowingRedirects(&request, with: credential, by: authenticator, over: transport)
         _ = authenticator.shouldResend(request, after: resent.1)  // remembers what the server said; no third try
         return resent
+    }
+
+    /// The most redirects the engine follows for one authenticated request.
+    static var maximumRedirects: Int { 10 }
+
+    /// Sends `request` without letting the transport follow a redirect, and follows each one
+    /// itself: with the credential (applied afresh, so a DPoP proof names the new URL) only to a URL
+    /// on the same origin that the authenticator accepts (inside its resource's boundary, compared
+    /// as the server reads the path); anywhere else without any credential header, through the
+    /// transport's own redirect rule. `request` becomes the last request sent with the credential.
+    private nonisolated func sendFollowingRedirects(
+        _ request: inout URLRequest,
+        with credential: Credential,
+        by authenticator: A,
+        over transport: any HTTPTransport
+    ) async throws -> (Data, ResponseHead) {
+        var (body, response) = try await transport.send(request, options: Self.engineOptions)
+        var hops = 0
+        while let next = Self.redirect(of: request, by: response), hops < Self.maximumRedirects {
+            hops += 1
+            try Task.checkCancellation()
+            guard let target = next.url, let from = request.url, Origin(target) == Origin(from),
+                authenticator.canAuthenticate(target)
+            else {
+                await emit(.redirectLeftBoundary, url: next.url)
+                return try await transport.send(next.removingCredentialHeaders())
+            }
+            var following = next.removingCredentialHeaders()
+            try await authenticate(&following, with: credential, by: authenticator)
+            request = following
+            (body, response) = try await transport.send(request, options: Self.engineOptions)
+        }
+        return (body, response)
+    }
+
+    /// Redirects are followed by the engine (``sendFollowingRedirects``), not the transport.
+    private static var engineOptions: HTTPTransportOptions { HTTPTransportOptions(followsRedirects: false) }
+
+    /// The request a `3xx` reply with a `Location` asks for, as browsers and `URLSession` make it:
+    /// `303`, and `301`/`302` after a `POST`, become a `GET` without a body; `307` and `308` keep
+    /// the method and body. `nil` for any other reply.
+    nonisolated static func redirect(of request: URLRequest, by response: ResponseHead) -> URLRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+            let location = response.value(forHTTPHeaderField: "Location"),
+            let base = response.url ?? request.url,
+            let target = URL(string: location, relativeTo: base)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http"
+        else { return nil }
+        var next = request
+        next.url = target
+        let method = request.httpMethod?.uppercased() ?? "GET"
+        if response.statusCode == 303 && method != "HEAD"
+            || [301, 302].contains(response.statusCode) && method == "POST"
+        {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.setValue(nil, forHTTPHeaderField: "Content-Type")
+            next.setValue(nil, forHTTPHeaderField: "Content-Length")
+        }
+        return next
     }
 
     /// Whether `authenticator` classifies `response` to `request` as a rejected credential. A

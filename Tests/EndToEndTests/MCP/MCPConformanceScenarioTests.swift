@@ -495,6 +495,40 @@ enum ConformanceScenarioServer {
             #expect(error?.code == .foreignResource)
         }
 
+        /// A 307 from the MCP server to a path of its own origin outside the MCP endpoint (and,
+        /// next, to `/mcp/%2e%2e/admin/mcp`): the request that carries the token is not followed
+        /// there, and the authorizer gives no header for those paths however they are spelled.
+        @Test func aRedirectToAPathOutsideTheEndpointNeverCarriesTheToken() async throws {
+            let run = try await ConformanceScenarioServer.start("authreq-redirect-outside-the-endpoint")
+            let authorizer = MCPAuthorizer(
+                signIn: ResourceSignIn(
+                    resource: run.server, registration: .dynamic(clientName: "conformance-client"),
+                    method: .browser(LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30)),
+                    store: InMemoryTokenStore()))
+            let client = MCP.Client(name: "conformance-client", version: "1.0")
+            _ = try await client.connect(transport: authorizer.makeTransport(streaming: false))
+            for _ in 0..<2 {
+                await #expect(throws: (any Error).self, "tools/list was redirected; the redirect was refused") {
+                    _ = try await client.listTools()
+                }
+            }
+            await client.disconnect()
+            let checks = try await ConformanceScenarioServer.checks(of: run)
+            for check in checks where check.status == "FAILURE" || check.status == "WARNING" {
+                Issue.record("\(check.id) \(check.status): \(check.description)")
+            }
+            #expect(checks.contains { $0.id == "redirected" && $0.status == "SUCCESS" }, "the server did redirect")
+            #expect(!checks.contains { $0.id == "redirect-followed" }, "refused, not followed")
+            #expect(authorizer.authorizationHeader(for: run.server) != nil, "signed in to the MCP server")
+            let base = try #require(URL(string: "/", relativeTo: run.server)?.absoluteURL)
+            for outside in [
+                "admin/mcp", "mcp/../admin", "mcp/%2e%2e/admin", "mcp/%2E%2E/admin", "mcp/./../admin", "mcp/..",
+            ] {
+                let url = try #require(URL(string: base.absoluteString + outside))
+                #expect(authorizer.authorizationHeader(for: url) == nil, "\(outside)")
+            }
+        }
+
         /// The same redirect through the MCP SDK's own default session: it follows the 307 and
         /// carries the token to the other origin. This is what `makeTransport()` prevents; the
         /// test shows the scenario catches it.
@@ -506,7 +540,8 @@ enum ConformanceScenarioServer {
                     method: .browser(LoopbackUserAgent(opener: BrowserSimulator(), timeout: 30)),
                     store: InMemoryTokenStore()))
             let transport = HTTPClientTransport(
-                endpoint: run.server, streaming: false, authorizer: authorizer, requestModifier: authorizer.modify)
+                endpoint: run.server, streaming: false, authorizer: MCPTransportAuthorizer(authorizer),
+                requestModifier: authorizer.modify)
             let client = MCP.Client(name: "conformance-client", version: "1.0")
             _ = try await client.connect(transport: transport)
             _ = try? await client.listTools()

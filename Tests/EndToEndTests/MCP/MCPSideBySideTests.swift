@@ -103,7 +103,8 @@
             let client = MCP.Client(name: "side-by-side", version: "1.0")
             _ = try await client.connect(
                 transport: HTTPClientTransport(
-                    endpoint: ours.server, streaming: false, authorizer: authorizer, requestModifier: authorizer.modify)
+                    endpoint: ours.server, streaming: false, authorizer: MCPTransportAuthorizer(authorizer),
+                    requestModifier: authorizer.modify)
             )
             _ = try await client.listTools()
             for _ in 0..<2 {
