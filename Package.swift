@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "AsyncHTTPClientTransportTests",
             dependencies: [
-                "AsyncHTTPClientTransport", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"),
+                "AsyncHTTPClientTransport", "OAuthFlows", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])
                 ),

@@ -105,7 +105,15 @@ public final class URLSessionTransport: HTTPTransport {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            #if canImport(FoundationNetworking)
+                if let loader = session.delegate as? CrossOriginRedirectGuard {
+                    (data, response) = try await loader.load(request, in: session)
+                } else {
+                    (data, response) = try await session.data(for: request)
+                }
+            #else
+                (data, response) = try await session.data(for: request)
+            #endif
         } catch let error as URLError where error.code == .cancelled && Task.isCancelled {
             // URLSession reports task cancellation as URLError(.cancelled); callers expect
             // the structured-concurrency error.
@@ -126,11 +134,90 @@ public final class URLSessionTransport: HTTPTransport {
 /// redirect is followed at all (the `3xx` reply itself becomes the response). For sessions made
 /// like an app's own, authentication challenges go to the app's delegate.
 ///
-/// `@unchecked Sendable`: its stored properties are immutable after `init`; the forwarded delegate
-/// is the app's, which `URLSession` already calls from its own queue, as it would without us.
-package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+/// On Linux it also loads each request itself (``load(_:in:)``): swift-corelibs-foundation
+/// raises an authentication challenge for a `401` whose `WWW-Authenticate` names `Basic` (as
+/// RFC 6749 §5.2 asks token endpoints to send), and before 6.3.2 its default handling never
+/// completes the task (swift-corelibs-foundation issue 5456): the request hung until its deadline.
+/// The guard collects the reply as it arrives, declines such a challenge, and returns the `401`
+/// with its body at once, so the engine reads the server's `error` and `error_description`.
+///
+/// `@unchecked Sendable`: its stored properties are immutable after `init` or behind a lock
+/// (`Locked`); the forwarded delegate is the app's, which `URLSession` already calls from its own
+/// queue, as it would without us.
+package final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let followsRedirects: Bool
     private let original: (any URLSessionDelegate)?
+
+    /// A request being loaded by ``load(_:in:)``: what arrived so far and who waits for it.
+    private struct Loading {
+        var continuation: CheckedContinuation<(Data, URLResponse), any Error>
+        var response: URLResponse?
+        var data = Data()
+        var declinedChallenge = false
+    }
+
+    /// The loads in flight, by task identifier.
+    private let loads = Locked<[Int: Loading]>([:])
+
+    /// Loads `request` as a task of `session` (whose delegate this is), collecting its reply here.
+    /// Cancelling the calling task cancels the request.
+    func load(_ request: URLRequest, in session: URLSession) async throws -> (Data, URLResponse) {
+        let task = session.dataTask(with: request)
+        let identifier = task.taskIdentifier
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                loads.withLock { $0[identifier] = Loading(continuation: continuation) }
+                task.resume()
+                // Cancelled before the task was registered: the handler's cancel found nothing to stop.
+                if Task.isCancelled { task.cancel() }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    package func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        loads.withLock { loads in
+            guard loads[dataTask.taskIdentifier] != nil else { return }
+            loads[dataTask.taskIdentifier]?.response = response
+            loads[dataTask.taskIdentifier]?.data = Data()
+        }
+        completionHandler(.allow)
+    }
+
+    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        loads.withLock { loads in
+            guard loads[dataTask.taskIdentifier] != nil else { return }
+            loads[dataTask.taskIdentifier]?.data.append(data)
+        }
+    }
+
+    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let loading = loads.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let error, !loading.declinedChallenge {
+            return loading.continuation.resume(throwing: error)
+        }
+        guard let response = loading.response ?? task.response else {
+            return loading.continuation.resume(throwing: error ?? URLError(.badServerResponse))
+        }
+        loading.continuation.resume(returning: (loading.data, response))
+    }
+
+    /// Whether the transport answers `challenge` itself: an HTTP `401` challenge to a request
+    /// ``load(_:in:)`` is collecting, which it declines after recording that the reply is whole.
+    private func declines(_ challenge: URLAuthenticationChallenge, for task: URLSessionTask) -> Bool {
+        guard challenge.failureResponse != nil else { return false }
+        return loads.withLock { loads in
+            guard loads[task.taskIdentifier] != nil else { return false }
+            loads[task.taskIdentifier]?.declinedChallenge = true
+            return true
+        }
+    }
 
     init(followsRedirects: Bool, forwardingTo original: (any URLSessionDelegate)? = nil) {
         self.followsRedirects = followsRedirects
@@ -180,6 +267,7 @@ package final class CrossOriginRedirectGuard: NSObject, URLSessionTaskDelegate, 
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        if declines(challenge, for: task) { return completionHandler(.cancelAuthenticationChallenge, nil) }
         guard let original = original as? any URLSessionTaskDelegate else {
             return completionHandler(.performDefaultHandling, nil)
         }
