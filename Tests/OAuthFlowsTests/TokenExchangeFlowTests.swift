@@ -120,6 +120,45 @@ import Testing
         #expect(sent.withLock { $0 } == 0, "nothing was sent")
     }
 
+    @Test(arguments: [
+        "urn:ietf:params:oauth:token-type:id-jag", "urn:ietf:params:oauth:token-type:id_token",
+        "urn:ietf:params:oauth:token-type:saml1", "urn:ietf:params:oauth:token-type:saml2",
+        "urn:ietf:params:oauth:token-type:refresh_token",
+    ])
+    func aTokenThatIsNotAnAccessTokenIsNeverSentAsABearerWhateverItsTokenTypeSays(_ issued: String) async throws {
+        // No requestedTokenType: the reply's issued_token_type decides, not its token_type.
+        server.reply(json: exchanged(issued, tokenType: "Bearer"))
+        let flow = TokenExchangeFlow(
+            tokenEndpoint: tokenURL, client: .none(id: "app"), subject: .fixed("id-token-1", type: .idToken),
+            audiences: ["https://mcp-auth.example.com"])
+        let token = try await flow.obtainToken(for: context)
+        #expect(token.tokenType == "Bearer")
+        #expect(!token.isAccessToken)
+        let sent = Locked(0)
+        let api = InMemoryTransport { request in
+            sent.withLock { $0 += 1 }
+            return try InMemoryTransport.reply(to: request, json: #"{"name":"x"}"#)
+        }
+        let authenticator = OAuthAuthenticator(flow: flow, token: token, configuration: .init(clock: clock))
+        for _ in 0..<2 {
+            let error = await #expect(throws: AuthenticationError.self) {
+                try await Me(authenticator: authenticator, transport: api).request()
+            }
+            #expect(error?.code == .notAnAccessToken)
+            #expect(error?.description.contains(issued) == true)
+        }
+        #expect(sent.withLock { $0 } == 0, "nothing was sent")
+    }
+
+    @Test func anAccessTokenOrJWTFromAnExchangeIsSentAsABearer() async throws {
+        for issued in ["urn:ietf:params:oauth:token-type:access_token", "urn:ietf:params:oauth:token-type:jwt"] {
+            server.reply(json: exchanged(issued, tokenType: "Bearer"))
+            let flow = TokenExchangeFlow(
+                tokenEndpoint: tokenURL, client: .none(id: "app"), subject: .fixed("t", type: .accessToken))
+            #expect(try await flow.obtainToken(for: context).isAccessToken, "\(issued)")
+        }
+    }
+
     @Test func invalidTargetIsATypedOAuthError() async throws {
         server.reply(status: 400, json: #"{"error":"invalid_target","error_description":"unknown audience"}"#)
         let flow = TokenExchangeFlow(

@@ -35,8 +35,9 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         /// The request's URL is outside the resource the credential was issued for
         /// (``ResourceBoundary``): nothing was sent, obtained or refreshed.
         public static let foreignResource = Code("foreign resource")
-        /// The token is not an access token (`token_type` `N_A`, RFC 8693 §2.2.1: an ID-JAG, an
-        /// ID token from an exchange): it is never sent as one. Nothing was sent.
+        /// The token is not an access token (`token_type` `N_A`, or an `issued_token_type` of an
+        /// ID-JAG, ID token, SAML assertion or refresh token, RFC 8693 §2.2.1): it is never sent
+        /// as one, whatever its `token_type`. Nothing was sent.
         public static let notAnAccessToken = Code("not an access token")
         /// The request would have sent a credential over plain `http` to a non-loopback host.
         public static let insecureTransport = Code("insecure transport")

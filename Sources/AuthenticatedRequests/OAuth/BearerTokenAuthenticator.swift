@@ -45,8 +45,10 @@ public final class BearerTokenAuthenticator: Authenticator {
         guard credential.isAccessToken else {
             throw AuthenticationError(
                 code: .notAnAccessToken,
-                message: "The token's type is N_A: it is not an access token (RFC 8693 §2.2.1) "
-                    + "and is never sent as one.")
+                message: "The token is not an access token (token_type \(credential.tokenType)"
+                    + (credential.additionalFields["issued_token_type"]?.stringValue.map { ", issued_token_type \($0)" }
+                        ?? "")
+                    + ", RFC 8693 §2.2.1) and is never sent as one.")
         }
         guard credential.isBound(by: proofOfPossession) else {
             urlRequest.setAuthorization(Self.authorization(for: credential))

@@ -78,9 +78,22 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     }
 
     /// Whether this is an access token, for a request's `Authorization` header: `false` for
-    /// `token_type` `N_A`, which RFC 8693 §2.2.1 gives tokens that are not access tokens (an
-    /// ID-JAG, an exchanged ID token).
-    public var isAccessToken: Bool { !tokenType.isEqualIgnoringASCIICase(to: "N_A") }
+    /// `token_type` `N_A`, which RFC 8693 §2.2.1 gives tokens that are not access tokens, and for
+    /// a token exchange reply whose `issued_token_type` names a token that is not one (an ID-JAG,
+    /// an ID token, a SAML assertion, a refresh token), whatever its `token_type` says: such a
+    /// token is never sent as a bearer.
+    public var isAccessToken: Bool {
+        if tokenType.isEqualIgnoringASCIICase(to: "N_A") { return false }
+        guard let issued = additionalFields["issued_token_type"]?.stringValue else { return true }
+        return !Self.notAccessTokenTypes.contains(issued)
+    }
+
+    /// The RFC 8693 §3 token type URIs (and the ID-JAG's) of tokens that are not access tokens.
+    static let notAccessTokenTypes: Set<String> = [
+        "urn:ietf:params:oauth:token-type:id-jag", "urn:ietf:params:oauth:token-type:id_token",
+        "urn:ietf:params:oauth:token-type:saml1", "urn:ietf:params:oauth:token-type:saml2",
+        "urn:ietf:params:oauth:token-type:refresh_token",
+    ]
 
     /// Whether the token is a bearer token, whatever the server's casing.
     public var isBearer: Bool {

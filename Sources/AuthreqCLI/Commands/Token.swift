@@ -26,14 +26,15 @@ struct Token: AsyncParsableCommand {
 
     func run() async throws {
         try await global.reporting {
+            // Refused before anything is read or fetched.
+            if json && header { throw CLIError.usage("Choose one of --json and --header.") }
             let session = try global.session()
             let authenticator = try await session.requireSession()
             let token = try await authenticator.validCredential()
-            if json && header { throw CLIError.usage("Choose one of --json and --header.") }
             if json {
                 session.console.output(try Self.json(of: token, now: Date()))
             } else if header {
-                guard token.isBearer else {
+                guard token.isBearer, token.isAccessToken else {
                     throw CLIError.usage(
                         "The token is a '\(token.tokenType)' token, which needs more than a header; use authreq fetch.")
                 }
