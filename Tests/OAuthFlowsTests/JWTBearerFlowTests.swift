@@ -8,6 +8,12 @@ import Testing
     import FoundationNetworking
 #endif
 
+#if canImport(Glibc)
+    import Glibc  // mkfifo
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// RFC 7523 §2.1, typed: the assertion is asked from its source for every grant (a workload
 /// token file the platform rotates), and an expired one is never sent.
 @Suite struct JWTBearerFlowTests {
@@ -74,6 +80,57 @@ import Testing
             ).obtainToken(for: context)
         }
         #expect(empty?.code == .empty)
+        #expect(server.requests.isEmpty)
+    }
+
+    /// The error of a grant whose assertion is the file at `url`.
+    func fileError(_ url: URL) async -> AssertionError? {
+        await #expect(throws: AssertionError.self) {
+            try await JWTBearerFlow(tokenEndpoint: tokenURL, client: .none(id: "job"), assertion: .file(url))
+                .obtainToken(for: context)
+        }
+    }
+
+    @Test func aFileOverTheLimitIsRefusedWithoutBeingReadWhole() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        // A sparse 100 MiB file: reading it whole would cost 100 MiB; the source reads 64 KiB + 1.
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data("x".utf8)))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 100 << 20)
+        try handle.close()
+        let error = await fileError(file)
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message.contains("64 KiB") == true)
+        // Exactly at the limit is accepted; one byte more is not.
+        try String(repeating: "a", count: 64 * 1024).write(to: file, atomically: false, encoding: .utf8)
+        server.reply(json: tokenReply())
+        _ = try await JWTBearerFlow(tokenEndpoint: tokenURL, client: .none(id: "job"), assertion: .file(file))
+            .obtainToken(for: context)
+        try String(repeating: "a", count: 64 * 1024 + 1).write(to: file, atomically: false, encoding: .utf8)
+        #expect(await fileError(file)?.code == .tooLarge)
+        #expect(server.requests.count == 1, "only the file within the limit was sent")
+    }
+
+    @Test func aPipeWithNoWriterOrAFolderIsRefusedAtOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("token")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        // Opening a FIFO without a writer would wait for ever; the source refuses it instead.
+        #expect(await fileError(fifo)?.code == .notARegularFile)
+        #expect(await fileError(folder)?.code == .notARegularFile)
+        #expect(await fileError(URL(fileURLWithPath: "/dev/zero"))?.code == .notARegularFile)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func aFileThatIsNotUTF8IsRefusedNotSentAsReplacementCharacters() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("workload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data([0x65, 0x79, 0xFF, 0xFE, 0x2E]).write(to: file)
+        let error = await fileError(file)
+        #expect(error?.code == .invalidEncoding)
         #expect(server.requests.isEmpty)
     }
 

@@ -58,7 +58,7 @@ struct StatusReport {
             ("client_id", clientID.map(JSONValue.string) ?? .null),
             ("resource", profile.resource.map { .string($0.absoluteString) } ?? .null),
             ("scope", (token?.scope ?? profile.scope).map(JSONValue.string) ?? .null),
-            ("grant", .string((profile.grant ?? .authorizationCode).rawValue)),
+            ("grant", .string(Self.grantName(of: profile))),
             ("signed_in", .bool(token != nil)),
         ]
         if let token {
@@ -86,7 +86,7 @@ struct StatusReport {
             "Resource:       \(profile.resource?.absoluteString ?? "-")",
             "Client:         \(clientID ?? "registered at sign-in")",
             "Scope:          \(token?.scope ?? profile.scope ?? "-")",
-            "Grant:          \((profile.grant ?? .authorizationCode).rawValue)",
+            "Grant:          \(Self.grantName(of: profile))",
         ]
         guard let token else {
             lines.append("Signed in:      no (run: authreq login --profile \(session.name))")
@@ -105,6 +105,14 @@ struct StatusReport {
         }
         lines.append("Refresh token:  \(token.refreshToken == nil ? "no" : "yes")")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// How the profile signs in, as `status` names it: `enterprise_managed` for a profile that
+    /// signs in with the enterprise chain (an ID-JAG from its `--enterprise-profile`), whatever
+    /// grant was recorded; otherwise the recorded grant, `authorization_code` before any login.
+    static func grantName(of profile: Profile) -> String {
+        if profile.enterpriseProfile != nil { return "enterprise_managed" }
+        return (profile.grant ?? .authorizationCode).rawValue
     }
 }
 

@@ -19,14 +19,15 @@ package enum ExitStatus {
     /// `fetch` got an answer from the API, and it was an error status (400 or above).
     package static let apiError: Int32 = 5
     /// The command line or the profile is wrong (unknown option, missing setting, an `http` URL
-    /// that is not loopback, a client secret file others can read). Same as the argument parser's.
+    /// that is not loopback, a client secret file others can read, an assertion file that is
+    /// missing, expired, too large or not text). Same as the argument parser's.
     package static let usage: Int32 = 64
 
     /// The table shown by `authreq --help`.
     package static let help = """
         Exit status: 0 success; 1 other failure (token store); 3 needs sign-in (run authreq login); \
         4 authorization server error or unreachable; 5 the API answered 400 or above (fetch); \
-        64 usage or profile error.
+        64 usage or profile error (an assertion file missing, expired or unreadable too).
         """
 }
 
@@ -78,6 +79,8 @@ package enum ErrorReport {
             }
         case is TokenStoreError:
             return ExitStatus.failure
+        case is AssertionError:
+            return ExitStatus.usage  // the profile's assertion file: missing, expired, too large
         case is CancellationError:
             return ExitStatus.failure
         default:

@@ -43,16 +43,12 @@ public struct AssertionSource: Sendable, CustomStringConvertible {
     }
 
     /// The file at `url`, read for every grant (a projected service-account token, a JWT-SVID).
+    ///
+    /// Only a regular file of at most 64 KiB of UTF-8 is read (at most 64 KiB + 1 bytes are read,
+    /// whatever its size); a pipe, device or folder is refused at once, never waited on. Each
+    /// refusal is an ``AssertionError`` with its own code, and nothing is sent.
     public static func file(_ url: URL) -> AssertionSource {
-        AssertionSource(name: "the file \(url.path)") { _ in
-            guard let data = FileManager.default.contents(atPath: url.path) else {
-                throw AssertionError(.unreadable, "The assertion file \(url.path) cannot be read; nothing was sent.")
-            }
-            guard data.count <= 64 * 1024 else {
-                throw AssertionError(.unreadable, "The assertion file \(url.path) is larger than 64 KiB.")
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
+        AssertionSource(name: "the file \(url.path)") { _ in try AssertionFile.read(url) }
     }
 
     /// The environment variable `name`, read for every grant.
@@ -83,8 +79,14 @@ public struct AssertionError: Error, CustomStringConvertible {
         private init(_ name: String) { self.name = name }
         /// The assertion's `exp` has passed.
         public static let expired = Code("expired")
-        /// The source could not be read (a missing file, one too large).
+        /// The source could not be read (a missing or unreadable file).
         public static let unreadable = Code("unreadable")
+        /// The file is not a regular file (a pipe, a device, a folder): it was not read.
+        public static let notARegularFile = Code("not a regular file")
+        /// The file is larger than the limit (64 KiB); no more than the limit and one byte was read.
+        public static let tooLarge = Code("too large")
+        /// The file is not valid UTF-8.
+        public static let invalidEncoding = Code("invalid encoding")
         /// The source gave an empty assertion.
         public static let empty = Code("empty")
         /// The code's name.
