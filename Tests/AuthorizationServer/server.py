@@ -42,6 +42,7 @@ from collections import defaultdict
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer, ResourceProtector
 from authlib.oauth2.rfc6749 import ClientMixin, TokenMixin, AuthorizationCodeMixin, grants
+from authlib.oauth2.rfc6749.errors import InvalidClientError
 from authlib.oauth2.rfc6750 import BearerTokenValidator
 from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint
@@ -359,16 +360,26 @@ class ClientCredentialsGrant(grants.ClientCredentialsGrant):
 
 
 class PrivateKeyJWTAuthentication(JWTBearerClientAssertion):
-    """RFC 7523 §2.2 client authentication (`private_key_jwt`), Authlib's: the assertion is
-    verified with the public keys the test registered for the client (POST /test/clients with
-    `jwks`), its `iss` and `sub` the client id, its `aud` this server or its token endpoint, and
-    each `jti` accepted once."""
+    """RFC 7523 §2.2 client authentication (`private_key_jwt`), Authlib's, held to RFC 10070
+    (November 2026, updating RFC 7523): the assertion is verified with the public keys the test
+    registered for the client (POST /test/clients with `jwks`), its `iss` and `sub` the client id,
+    its `aud` this server's issuer identifier alone (a single string; the token endpoint's URL is
+    refused), its `typ` header `client-authentication+jwt`, and each `jti` accepted once. Authlib
+    checks the audience against `get_audiences`; the single value and the type are this file's."""
 
     CLIENT_AUTH_METHOD = "private_key_jwt"
     SEEN = set()
 
     def get_audiences(self):
-        return [ISSUER, ISSUER + "/token"]
+        return [ISSUER]
+
+    def process_assertion_claims(self, assertion, resolve_key):
+        header = jwt_part(assertion, 0)
+        if header.get("typ") != "client-authentication+jwt":
+            raise InvalidClientError(description="RFC 10070: the assertion's typ must be client-authentication+jwt.")
+        if jwt_part(assertion, 1).get("aud") != ISSUER:
+            raise InvalidClientError(description="RFC 10070: the assertion's aud must be the issuer, as a single string.")
+        return super().process_assertion_claims(assertion, resolve_key)
 
     def resolve_client_public_key(self, client):
         return KeySet.import_key_set(client.jwks)

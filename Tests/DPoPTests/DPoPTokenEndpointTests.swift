@@ -121,7 +121,7 @@ import Testing
         struct CountingSigner: ClientAssertionSigner {
             let count = Locked(0)
             var methodName: String { "private_key_jwt" }
-            func assertion(clientID: String, endpoint: URL) async throws -> String {
+            func assertion(clientID: String, endpoint: URL, issuer: String?) async throws -> String {
                 "assertion-\(count.withLock { $0 += 1; return $0 })"
             }
         }

@@ -191,7 +191,7 @@ struct DPoPIdpyoidcEndToEndTests {
             ]
         ]
         let client = try await plain.makeClient(jwks: jwks)
-        let signer = PrivateKeyJWT(key: key, keyID: "par-key")
+        let signer = PrivateKeyJWT(key: key, keyID: "par-key", audience: .endpoint)  // idpyoidc 5 refuses the issuer
         let configuration = try await configuration(
             client: .assertion(id: client.id, signer: signer), on: plain, pushes: true)
         let token = try await signIn(configuration, into: OAuthAuthenticator(store: InMemoryTokenStore()))

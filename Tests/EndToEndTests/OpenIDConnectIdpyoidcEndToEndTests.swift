@@ -123,7 +123,9 @@ struct OpenIDConnectIdpyoidcEndToEndTests {
         let client = try await IdpyoidcProvider.plain.makeClient(jwks: jwks)
         let provider = try await OpenIDProvider.discover(issuer: try IdpyoidcProvider.plain.base)
         let oidc = OpenIDClient(
-            provider: provider, client: .assertion(id: client.id, signer: PrivateKeyJWT(key: key, keyID: "client-key")))
+            provider: provider,
+            client: .assertion(id: client.id, signer: PrivateKeyJWT(key: key, keyID: "client-key", audience: .endpoint))
+        )  // idpyoidc 5 refuses the issuer
         let session = try await signIn(oidc, into: OAuthAuthenticator(store: InMemoryTokenStore()))
         #expect(session.claims.audiences.contains(client.id))
     }

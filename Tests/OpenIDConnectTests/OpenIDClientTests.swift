@@ -307,29 +307,68 @@ struct ApprovingUserAgent: AuthorizationUserAgent {
 
     // MARK: Client assertions
 
-    @Test func privateKeyJWTIsSignedForTheEndpointWithAFreshJTI() async throws {
+    @Test func privateKeyJWTIsSignedForTheIssuerAsRFC10070SaysWithAFreshJTI() async throws {
         let key = ES256PrivateKey()
         let signer = PrivateKeyJWT(key: key, keyID: "k1", clock: provider.clock)
         let endpoint = URL(string: "https://op.example.com/token")!
-        let first = try await signer.assertion(clientID: "svc", endpoint: endpoint)
-        let second = try await signer.assertion(clientID: "svc", endpoint: endpoint)
+        let issuer = "https://op.example.com"
+        let first = try await signer.assertion(clientID: "svc", endpoint: endpoint, issuer: issuer)
+        let second = try await signer.assertion(clientID: "svc", endpoint: endpoint, issuer: issuer)
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key.publicKey, kid: "k1")
         let claims = try await keys.verify(first, as: RawClaims.self).claims
         #expect(claims["iss"] == .string("svc"))
         #expect(claims["sub"] == .string("svc"))
-        #expect(claims["aud"] == .string("https://op.example.com/token"))
+        #expect(claims["aud"] == .string(issuer))  // the issuer, a single string
         let issued = try #require(claims["iat"]?.doubleValue)
         #expect(issued == provider.clock.now.timeIntervalSince1970.rounded(.down))
         #expect(claims["exp"]?.doubleValue == issued + 60)
         let secondClaims = try await keys.verify(second, as: RawClaims.self).claims
         #expect(secondClaims["jti"] != claims["jti"])
-        #expect(try CompactJWS(first).keyID == "k1")
-        #expect(try CompactJWS(first).algorithm == "ES256")
+        let header = try CompactJWS(first)
+        #expect(header.keyID == "k1")
+        #expect(header.algorithm == "ES256")
+        #expect(header.header["typ"] == .string("client-authentication+jwt"))
+    }
 
-        let toIssuer = PrivateKeyJWT(key: key, audience: .issuer("https://op.example.com"), clock: provider.clock)
-        let issuerClaims = try CompactJWS(try await toIssuer.assertion(clientID: "svc", endpoint: endpoint)).claims
-        #expect(issuerClaims["aud"] == .string("https://op.example.com"))
+    @Test func theOldEndpointAudienceIsAnExplicitOptionWithTypeJWT() async throws {
+        let key = ES256PrivateKey()
+        let endpoint = URL(string: "https://op.example.com/token")!
+        let legacy = PrivateKeyJWT(key: key, audience: .endpoint, clock: provider.clock)
+        let jws = try CompactJWS(
+            try await legacy.assertion(clientID: "svc", endpoint: endpoint, issuer: "https://op.example.com"))
+        #expect(jws.claims["aud"] == .string("https://op.example.com/token"))
+        #expect(jws.header["typ"] == .string("JWT"))
+        let named = PrivateKeyJWT(key: key, audience: .issuer("https://other.example.com"), clock: provider.clock)
+        let namedJWS = try CompactJWS(try await named.assertion(clientID: "svc", endpoint: endpoint, issuer: nil))
+        #expect(namedJWS.claims["aud"] == .string("https://other.example.com"))
+        #expect(namedJWS.header["typ"] == .string("client-authentication+jwt"))
+        let hmac = ClientSecretJWT(secret: "a-client-secret-of-more-than-32-bytes", clock: provider.clock)
+        let hmacJWS = try CompactJWS(
+            try await hmac.assertion(clientID: "svc", endpoint: endpoint, issuer: "https://op.example.com"))
+        #expect(hmacJWS.claims["aud"] == .string("https://op.example.com"))
+        #expect(hmacJWS.header["typ"] == .string("client-authentication+jwt"))
+    }
+
+    @Test func anAssertionForAnUnknownIssuerIsRefusedBeforeAnythingIsSent() async throws {
+        let sent = Locked(0)
+        provider.routes.withLock {
+            $0["/token"] = { request in
+                sent.withLock { $0 += 1 }
+                return try InMemoryTransport.reply(to: request, json: #"{"access_token":"at","token_type":"Bearer"}"#)
+            }
+        }
+        let client = ClientAuthentication.assertion(id: "svc", signer: PrivateKeyJWT(key: ES256PrivateKey()))
+        let flow = ClientCredentialsFlow(tokenEndpoint: URL(string: "https://op.example.com/token")!, client: client)
+        let error = await #expect(throws: OpenIDConnectError.self) { try await flow.obtainToken(for: provider.context) }
+        #expect(error?.code == .missingIssuer)
+        #expect(sent.withLock { $0 } == 0)
+        // Given the issuer, the same client authenticates.
+        let named = ClientAuthentication.assertion(
+            id: "svc", signer: PrivateKeyJWT(key: ES256PrivateKey()), issuer: "https://op.example.com")
+        _ = try await ClientCredentialsFlow(tokenEndpoint: URL(string: "https://op.example.com/token")!, client: named)
+            .obtainToken(for: provider.context)
+        #expect(sent.withLock { $0 } == 1)
     }
 
     @Test func theTokenRequestCarriesTheAssertionAndNoSecret() async throws {
@@ -345,7 +384,7 @@ struct ApprovingUserAgent: AuthorizationUserAgent {
         }
         let secret = "a-client-secret-of-more-than-32-bytes"
         let client = ClientAuthentication.assertion(
-            id: "svc", signer: ClientSecretJWT(secret: secret, clock: provider.clock))
+            id: "svc", signer: ClientSecretJWT(secret: secret, clock: provider.clock), issuer: "https://op.example.com")
         #expect(client.methodName == "client_secret_jwt")
         let flow = ClientCredentialsFlow(tokenEndpoint: URL(string: "https://op.example.com/token")!, client: client)
         _ = try await flow.obtainToken(for: provider.context)
@@ -354,7 +393,8 @@ struct ApprovingUserAgent: AuthorizationUserAgent {
         #expect(body.contains("client_assertion=ey"))
         #expect(body.contains("client_id=svc"))
         #expect(!body.contains("client_secret="))
-        let short = ClientAuthentication.assertion(id: "svc", signer: ClientSecretJWT(secret: "short"))
+        let short = ClientAuthentication.assertion(
+            id: "svc", signer: ClientSecretJWT(secret: "short"), issuer: "https://op.example.com")
         await #expect(throws: OpenIDConnectError.self) {
             try await ClientCredentialsFlow(tokenEndpoint: URL(string: "https://op.example.com/token")!, client: short)
                 .obtainToken(for: provider.context)

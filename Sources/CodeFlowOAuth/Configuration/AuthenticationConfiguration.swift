@@ -91,7 +91,8 @@ public struct AuthenticationConfiguration: Sendable {
     ) {
         self.authorizationEndpoint = authorizationEndpoint
         self.tokenEndpoint = tokenEndpoint
-        self.client = client
+        // The issuer is the audience of the client's assertions (RFC 10070).
+        self.client = issuer.map { client.at(issuer: $0) } ?? client
         self.redirectURI = redirectURI
         self.scope = scope
         self.additionalParameters = additionalParameters

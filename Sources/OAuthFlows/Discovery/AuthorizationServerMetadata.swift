@@ -225,12 +225,13 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
 
     /// The token endpoint for `client`.
     public func tokenEndpoint(client: ClientAuthentication) throws -> TokenEndpoint {
-        TokenEndpoint(url: try required(tokenEndpoint, "token_endpoint"), client: client)
+        TokenEndpoint(url: try required(tokenEndpoint, "token_endpoint"), client: client.at(issuer: issuer))
     }
 
     /// The revocation endpoint for `client`.
     public func revocationEndpoint(client: ClientAuthentication) throws -> RevocationEndpoint {
-        RevocationEndpoint(url: try required(revocationEndpoint, "revocation_endpoint"), client: client)
+        RevocationEndpoint(
+            url: try required(revocationEndpoint, "revocation_endpoint"), client: client.at(issuer: issuer))
     }
 
     /// A client credentials flow at this server.
@@ -241,7 +242,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     ) throws -> ClientCredentialsFlow {
         ClientCredentialsFlow(
             tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
-            client: client,
+            client: client.at(issuer: issuer),
             scope: scope,
             additionalParameters: additionalParameters
         )
@@ -250,7 +251,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     /// A refresh token flow at this server.
     public func refreshTokenFlow(client: ClientAuthentication, refreshToken: String) throws -> RefreshTokenFlow {
         RefreshTokenFlow(
-            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"), client: client, refreshToken: refreshToken)
+            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"), client: client.at(issuer: issuer),
+            refreshToken: refreshToken)
     }
 
     /// A device authorization flow at this server.
@@ -262,7 +264,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         DeviceAuthorizationFlow(
             deviceAuthorizationEndpoint: try required(deviceAuthorizationEndpoint, "device_authorization_endpoint"),
             tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
-            client: client,
+            client: client.at(issuer: issuer),
             scope: scope,
             onUserCode: onUserCode
         )

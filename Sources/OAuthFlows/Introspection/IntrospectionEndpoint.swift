@@ -127,6 +127,6 @@ extension AuthorizationServerMetadata {
         guard let introspectionEndpoint else {
             throw TokenEndpointError(.missingEndpoint, "The metadata has no introspection_endpoint.")
         }
-        return IntrospectionEndpoint(url: introspectionEndpoint, client: client)
+        return IntrospectionEndpoint(url: introspectionEndpoint, client: client.at(issuer: issuer))
     }
 }

@@ -10,13 +10,17 @@ public protocol ClientAssertionSigner: Sendable {
     /// `private_key_jwt` or `client_secret_jwt`.
     var methodName: String { get }
 
-    /// A signed assertion: `iss` and `sub` the client, `aud` the server (by default `endpoint`),
-    /// a fresh `jti`, and a short lifetime.
-    func assertion(clientID: String, endpoint: URL) async throws -> String
+    /// A signed assertion: `iss` and `sub` the client, `aud` the authorization server, a fresh
+    /// `jti`, and a short lifetime. RFC 10070 (November 2026, updating RFC 7523) makes `issuer`,
+    /// the server's issuer identifier, the one audience, and `client-authentication+jwt` the type;
+    /// `endpoint` is where the request goes, the audience servers before it expected.
+    func assertion(clientID: String, endpoint: URL, issuer: String?) async throws -> String
 }
 
 /// Constants of client assertions.
 public enum ClientAssertion {
     /// `urn:ietf:params:oauth:client-assertion-type:jwt-bearer` (RFC 7523 §2.2).
     public static let jwtBearerType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+    /// `client-authentication+jwt`: the `typ` of a client assertion (RFC 10070 §4).
+    public static let jwtType = "client-authentication+jwt"
 }

@@ -60,8 +60,33 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     /// A signed JWT assertion (RFC 7523 §2.2, OpenID Connect Core §9): `private_key_jwt` or
     /// `client_secret_jwt`, signed by `signer` for each request. The `OpenIDConnect` module
     /// provides both signers.
-    public static func assertion(id: String, signer: any ClientAssertionSigner) -> ClientAuthentication {
-        ClientAuthentication(clientID: id, method: .assertion(signer))
+    ///
+    /// - Parameters:
+    ///   - id: The client's identifier.
+    ///   - signer: Signs each assertion.
+    ///   - issuer: The authorization server's issuer identifier, which RFC 10070 makes the one
+    ///     audience of a client assertion (the signers' default). Flows and endpoints made from a
+    ///     server's metadata fill it in (``AuthorizationServerMetadata``, the OpenID and resource
+    ///     sign-ins); give it here for a client configured with endpoint URLs only.
+    public static func assertion(id: String, signer: any ClientAssertionSigner, issuer: String? = nil)
+        -> ClientAuthentication
+    {
+        var client = ClientAuthentication(clientID: id, method: .assertion(signer))
+        client.issuer = issuer
+        return client
+    }
+
+    /// The issuer identifier of the authorization server this client authenticates at, when
+    /// known: the audience of its assertions (RFC 10070). `nil` until given or discovered.
+    public private(set) var issuer: String?
+
+    /// This client at the authorization server whose issuer identifier is `issuer`, unless it
+    /// already names one: what flows built from a server's metadata use.
+    public func at(issuer: String) -> ClientAuthentication {
+        guard self.issuer == nil else { return self }
+        var copy = self
+        copy.issuer = issuer
+        return copy
     }
 
     /// The method's registered name (RFC 8414 `token_endpoint_auth_methods_supported`).
@@ -130,7 +155,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
             parameters.append(("client_id", clientID))
         case .assertion(let signer):
             guard let endpoint = request.url else { return [] }
-            let assertion = try await signer.assertion(clientID: clientID, endpoint: endpoint)
+            let assertion = try await signer.assertion(clientID: clientID, endpoint: endpoint, issuer: issuer)
             parameters.append(("client_id", clientID))
             parameters.append(("client_assertion_type", ClientAssertion.jwtBearerType))
             parameters.append(("client_assertion", assertion))

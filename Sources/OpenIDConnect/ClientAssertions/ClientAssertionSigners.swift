@@ -4,27 +4,70 @@ import Foundation
 import JWTKit
 import OAuthFlows
 
-/// What a client assertion's `aud` names.
+/// What a client assertion's `aud` names, and with it the assertion's `typ`.
+///
+/// RFC 10070 (November 2026, updating RFC 7523) makes the authorization server's issuer
+/// identifier the one audience of a client assertion and gives the assertion the type
+/// `client-authentication+jwt`: ``authorizationServer`` (the default) and ``issuer(_:)`` follow it.
+/// ``endpoint`` and ``value(_:)`` are the rules of servers written before it: `typ` `JWT`.
 public struct ClientAssertionAudience: Sendable, Hashable {
-    enum Kind: Hashable { case endpoint, fixed(String) }
+    enum Kind: Hashable { case authorizationServer, endpoint, issuer(String), legacy(String) }
     let kind: Kind
 
-    /// The URL the assertion is sent to (the token endpoint, or the PAR or revocation endpoint):
-    /// the default, and what RFC 7523 §3 and most servers expect.
-    public static let endpoint = ClientAssertionAudience(kind: .endpoint)
-    /// The issuer identifier, for servers that want it (Core §9 allows either).
+    /// The issuer identifier of the authorization server the client authenticates at, as the
+    /// ``ClientAuthentication`` knows it (``ClientAuthentication/issuer``: from the server's
+    /// metadata, or given to ``ClientAuthentication/assertion(id:signer:issuer:)``), with `typ`
+    /// `client-authentication+jwt`: RFC 10070's rule, and the default. Signing fails with
+    /// ``OpenIDConnectError/Code/missingIssuer`` when the issuer is not known.
+    public static let authorizationServer = ClientAssertionAudience(kind: .authorizationServer)
+    /// The issuer identifier `issuer`, with `typ` `client-authentication+jwt` (RFC 10070).
     public static func issuer(_ issuer: String) -> ClientAssertionAudience {
-        ClientAssertionAudience(kind: .fixed(issuer))
+        ClientAssertionAudience(kind: .issuer(issuer))
     }
-    /// Any other value the server documents.
+    /// The URL the assertion is sent to (the token endpoint, or the PAR or revocation endpoint),
+    /// with `typ` `JWT`: RFC 7523 §3's rule before RFC 10070, for servers that still require it
+    /// (idpyoidc 5, for one, refuses the issuer).
+    public static let endpoint = ClientAssertionAudience(kind: .endpoint)
+    /// Any other value the server documents, with `typ` `JWT`.
     public static func value(_ value: String) -> ClientAssertionAudience {
-        ClientAssertionAudience(kind: .fixed(value))
+        ClientAssertionAudience(kind: .legacy(value))
     }
 
-    func value(for endpoint: URL) -> String {
+    /// Whether the assertion follows RFC 10070 (`typ` `client-authentication+jwt`).
+    var followsRFC10070: Bool {
         switch kind {
-        case .endpoint: endpoint.absoluteString
-        case .fixed(let value): value
+        case .authorizationServer, .issuer: true
+        case .endpoint, .legacy: false
+        }
+    }
+
+    /// The `typ` header of a client assertion with this audience.
+    var clientAssertionType: String { followsRFC10070 ? ClientAssertion.jwtType : "JWT" }
+
+    /// The `aud` of a client assertion sent to `endpoint` for the server whose issuer is `issuer`.
+    func value(for endpoint: URL, issuer: String?) throws -> String {
+        switch kind {
+        case .authorizationServer:
+            guard let issuer, !issuer.isEmpty else {
+                throw OpenIDConnectError(
+                    .missingIssuer,
+                    "A client assertion's audience is the authorization server's issuer identifier (RFC 10070), "
+                        + "and this client knows none: pass issuer: to ClientAuthentication.assertion(id:signer:issuer:), "
+                        + "build the flow from the server's metadata, or sign with audience: .endpoint for a server "
+                        + "that still wants its endpoint's URL.")
+            }
+            return issuer
+        case .endpoint: return endpoint.absoluteString
+        case .issuer(let value), .legacy(let value): return value
+        }
+    }
+
+    /// The `aud` of an authorization grant assertion (RFC 7523 §2.1) sent to `tokenEndpoint`:
+    /// the token endpoint for ``authorizationServer`` and ``endpoint``, the value otherwise.
+    func grantValue(for tokenEndpoint: URL) -> String {
+        switch kind {
+        case .authorizationServer, .endpoint: tokenEndpoint.absoluteString
+        case .issuer(let value), .legacy(let value): value
         }
     }
 }
@@ -68,7 +111,7 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
 
     /// ES256 with a P-256 key.
     public init(
-        key: ES256PrivateKey, keyID: String? = nil, audience: ClientAssertionAudience = .endpoint,
+        key: ES256PrivateKey, keyID: String? = nil, audience: ClientAssertionAudience = .authorizationServer,
         lifetime: TimeInterval = 60, clock: any WallClock = SystemWallClock()
     ) {
         self.init(key: .ecdsa(key), keyID: keyID, audience: audience, lifetime: lifetime, clock: clock)
@@ -77,7 +120,7 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
     /// RS256, or PS256 with `pss`, with an RSA key.
     public init(
         key: JWTKit.Insecure.RSA.PrivateKey, pss: Bool = false, keyID: String? = nil,
-        audience: ClientAssertionAudience = .endpoint, lifetime: TimeInterval = 60,
+        audience: ClientAssertionAudience = .authorizationServer, lifetime: TimeInterval = 60,
         clock: any WallClock = SystemWallClock()
     ) {
         self.init(key: .rsa(key, pss: pss), keyID: keyID, audience: audience, lifetime: lifetime, clock: clock)
@@ -85,7 +128,7 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
 
     /// EdDSA with an Ed25519 key.
     public init(
-        key: EdDSA.PrivateKey, keyID: String? = nil, audience: ClientAssertionAudience = .endpoint,
+        key: EdDSA.PrivateKey, keyID: String? = nil, audience: ClientAssertionAudience = .authorizationServer,
         lifetime: TimeInterval = 60, clock: any WallClock = SystemWallClock()
     ) {
         self.init(key: .eddsa(key), keyID: keyID, audience: audience, lifetime: lifetime, clock: clock)
@@ -116,12 +159,15 @@ public struct PrivateKeyJWT: ClientAssertionSigner {
         return (keys, kid)
     }
 
-    /// A fresh assertion for a request to `endpoint`.
-    public func assertion(clientID: String, endpoint: URL) async throws -> String {
+    /// A fresh assertion for a request to `endpoint` at the server whose issuer is `issuer`:
+    /// `aud` and `typ` as ``audience`` says (RFC 10070's issuer and `client-authentication+jwt`
+    /// by default).
+    public func assertion(clientID: String, endpoint: URL, issuer: String?) async throws -> String {
+        let aud = try audience.value(for: endpoint, issuer: issuer)
         let (keys, kid) = await keyCollection()
         return try await ClientAssertionClaims.sign(
-            issuer: clientID, subject: clientID, audience: audience.value(for: endpoint), lifetime: lifetime,
-            now: clock.now, keys: keys, kid: kid)
+            issuer: clientID, subject: clientID, audience: aud, lifetime: lifetime, now: clock.now, keys: keys,
+            kid: kid, type: audience.clientAssertionType)
     }
 }
 
@@ -140,7 +186,7 @@ public struct ClientSecretJWT: ClientAssertionSigner {
 
     /// Creates the signer.
     public init(
-        secret: String, audience: ClientAssertionAudience = .endpoint, lifetime: TimeInterval = 60,
+        secret: String, audience: ClientAssertionAudience = .authorizationServer, lifetime: TimeInterval = 60,
         clock: any WallClock = SystemWallClock()
     ) {
         self.secret = secret
@@ -149,17 +195,20 @@ public struct ClientSecretJWT: ClientAssertionSigner {
         self.clock = clock
     }
 
-    /// A fresh assertion for a request to `endpoint`.
-    public func assertion(clientID: String, endpoint: URL) async throws -> String {
+    /// A fresh assertion for a request to `endpoint` at the server whose issuer is `issuer`:
+    /// `aud` and `typ` as ``audience`` says (RFC 10070's issuer and `client-authentication+jwt`
+    /// by default).
+    public func assertion(clientID: String, endpoint: URL, issuer: String?) async throws -> String {
         // RFC 7518 §3.2: an HS256 key has at least 256 bits.
         guard secret.utf8.count >= 32 else {
             throw OpenIDConnectError(.weakSecret, "client_secret_jwt needs a client secret of at least 32 bytes.")
         }
+        let aud = try audience.value(for: endpoint, issuer: issuer)
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await ClientAssertionClaims.sign(
-            issuer: clientID, subject: clientID, audience: audience.value(for: endpoint), lifetime: lifetime,
-            now: clock.now, keys: keys, kid: nil)
+            issuer: clientID, subject: clientID, audience: aud, lifetime: lifetime, now: clock.now, keys: keys,
+            kid: nil, type: audience.clientAssertionType)
     }
 }
 
@@ -169,12 +218,12 @@ extension ClientAssertionClaims {
     /// assertion names the principal the token is for as `sub` (RFC 7523 §3).
     static func sign(
         issuer: String, subject: String, audience: String, lifetime: TimeInterval, now: Date,
-        keys: JWTKeyCollection, kid: JWKIdentifier?
+        keys: JWTKeyCollection, kid: JWKIdentifier?, type: String = "JWT"
     ) async throws -> String {
         let issued = Int(now.timeIntervalSince1970)
         let claims = ClientAssertionClaims(
             iss: issuer, sub: subject, aud: audience, jti: AuthorizationRequest.makeState(), iat: issued,
             exp: issued + max(1, Int(lifetime)))
-        return try await keys.sign(claims, kid: kid, header: ["typ": "JWT"])
+        return try await keys.sign(claims, kid: kid, header: ["typ": .string(type)])
     }
 }

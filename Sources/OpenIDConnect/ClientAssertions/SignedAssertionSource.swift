@@ -5,7 +5,8 @@ import OAuthFlows
 extension AssertionSource {
     /// An assertion the client signs with its private key for every grant (RFC 7523 §2.1, §3):
     /// `iss` is `issuer`, `sub` the principal the token is for, `aud` what the signer's
-    /// ``PrivateKeyJWT/audience`` names for `tokenEndpoint` (the endpoint itself by default),
+    /// ``PrivateKeyJWT/audience`` names (`tokenEndpoint` itself for ``ClientAssertionAudience/authorizationServer``
+    /// and ``ClientAssertionAudience/endpoint``; RFC 10070's type applies to client assertions only),
     /// `iat` now and `exp` the signer's ``PrivateKeyJWT/lifetime`` later by the grant's clock,
     /// and a random `jti`. The server verifies it with the public key registered for `issuer`.
     ///
@@ -28,7 +29,7 @@ extension AssertionSource {
         AssertionSource(name: "an assertion signed by \(issuer)'s key \(signer.keyID ?? "(no kid)")") { context in
             let (keys, kid) = await signer.keyCollection()
             return try await ClientAssertionClaims.sign(
-                issuer: issuer, subject: subject, audience: signer.audience.value(for: tokenEndpoint),
+                issuer: issuer, subject: subject, audience: signer.audience.grantValue(for: tokenEndpoint),
                 lifetime: signer.lifetime, now: context.clock.now, keys: keys, kid: kid)
         }
     }

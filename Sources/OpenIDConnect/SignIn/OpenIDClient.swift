@@ -57,7 +57,7 @@ public struct OpenIDClient: Sendable {
         context: AuthenticationContext? = nil
     ) {
         self.provider = provider
-        self.client = client
+        self.client = client.at(issuer: provider.metadata.issuer)  // the audience of its assertions (RFC 10070)
         self.context = context ?? AuthenticationContext(transport: URLSessionTransport.shared)
         self.hasOwnContext = context != nil
         self.validator = IDTokenValidator(

@@ -25,6 +25,9 @@ public struct OpenIDConnectError: Error, CustomStringConvertible {
         public static let logoutStateMismatch = Code("logout state mismatch")
         /// A client secret too short to be an HMAC key (RFC 7518 §3.2: at least 32 bytes).
         public static let weakSecret = Code("weak secret")
+        /// A client assertion's audience is the authorization server's issuer identifier
+        /// (RFC 10070), and the client authentication knows none: nothing was signed or sent.
+        public static let missingIssuer = Code("missing issuer")
         /// The code's name.
         public var description: String { name }
     }

@@ -101,7 +101,7 @@ public final class ResourceGrant: Sendable {
         }
         return ResourceGrant(
             resources: try resources.map(ProtectedResourceMetadata.canonical), server: server,
-            endpoint: TokenEndpoint(url: try server.tokenEndpoint(client: client).url, client: client),
+            endpoint: try server.tokenEndpoint(client: client),
             scope: scope ?? (scopes.isEmpty ? nil : scopes.joined(separator: " ")),
             method: registeredPort ? method.listeningOnAnyPortWhenBusy : method, redirectURI: registeredRedirectURI,
             store: store, configuration: configuration, account: account)

@@ -43,7 +43,8 @@ public struct ResourceSignInFlow: OAuthFlow, CustomStringConvertible {
         self.resource = resource
         self.issuer = server.issuer
         self.endpoint = TokenEndpoint(
-            url: try server.tokenEndpoint(client: client).url, client: client, resources: [resource])
+            url: try server.tokenEndpoint(client: client).url, client: client.at(issuer: server.issuer),
+            resources: [resource])
         self.scope = scope
         self.account = account
         self.server = server
