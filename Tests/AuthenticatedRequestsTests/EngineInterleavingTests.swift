@@ -213,6 +213,63 @@ import Testing
         #expect(flow.calls == 2, "the refresh that returned the rejected token was followed by another")
     }
 
+    /// A scheme of the application's own: a session key in a header, refreshed by a closure.
+    struct SessionKey: AuthenticationCredential {
+        let key: String
+        let expiresAt: Date
+        func requiresRefresh(at date: Date) -> Bool { expiresAt <= date }
+    }
+
+    final class SessionKeyAuthenticator: Authenticator {
+        let keys: Locked<[String]>
+        let calls = Locked(0)
+        let clock: TestClock
+        init(keys: [String], clock: TestClock) {
+            self.keys = Locked(keys)
+            self.clock = clock
+        }
+        func apply(_ credential: SessionKey, to urlRequest: inout URLRequest) {
+            urlRequest.setValue(credential.key, forHTTPHeaderField: "X-Session-Key")
+        }
+        func refresh(_ credential: SessionKey, for context: AuthenticationContext) async throws -> SessionKey {
+            calls.withLock { $0 += 1 }
+            let key = keys.withLock { $0.isEmpty ? credential.key : $0.removeFirst() }
+            return SessionKey(key: key, expiresAt: clock.now + 3600 + Double(calls.withLock { $0 }))
+        }
+    }
+
+    /// Alamofire's scenario N5 for a credential that is not an `OAuthToken`: a refresh that hands
+    /// back the rejected key with only another expiry has not renewed it; it is never sent again.
+    @Test func aCustomCredentialRefreshedToTheRejectedKeyWithANewExpiryIsNeverSentAgain() async throws {
+        let seen = Locked<[String]>([])
+        let transport = InMemoryTransport { request in
+            let key = request.value(forHTTPHeaderField: "X-Session-Key") ?? ""
+            seen.withLock { $0.append(key) }
+            return try InMemoryTransport.reply(
+                to: request, status: key == "key-1" ? 200 : 401, json: #"{"name":"Ada","email":"ada@example.com"}"#)
+        }
+        // Every refresh returns key-0 with a later expiry: refreshed within the limit, never resent.
+        let stubborn = SessionKeyAuthenticator(keys: Array(repeating: "key-0", count: 10), clock: clock)
+        let interceptor = AuthenticationInterceptor(
+            authenticator: stubborn, credential: SessionKey(key: "key-0", expiresAt: clock.now + 600),
+            configuration: .init(refreshLimit: RefreshLimit(maximumCount: 3, window: 30), clock: clock))
+        let error = await #expect(throws: AuthenticationError.self) {
+            try await Me(authenticator: interceptor, transport: transport).request()
+        }
+        #expect(error?.code == .excessiveRefresh)
+        #expect(seen.withLock { $0 } == ["key-0"], "the rejected key is sent once, never retried")
+        #expect(stubborn.calls.withLock { $0 } == 3)
+        // A refresh that returns the rejected key, then a new one: the retry carries the new one.
+        seen.withLock { $0.removeAll() }
+        let recovering = SessionKeyAuthenticator(keys: ["key-0", "key-1"], clock: clock)
+        let second = AuthenticationInterceptor(
+            authenticator: recovering, credential: SessionKey(key: "key-0", expiresAt: clock.now + 600),
+            configuration: .init(clock: clock))
+        #expect(try await Me(authenticator: second, transport: transport).request().name == "Ada")
+        #expect(seen.withLock { $0 } == ["key-0", "key-1"])
+        #expect(recovering.calls.withLock { $0 } == 2)
+    }
+
     // MARK: More of Alamofire's scenarios
 
     @Test func aCredentialClearedWhileTheRequestWasOnItsWayGivesMissingCredentialOnTheRetry() async throws {

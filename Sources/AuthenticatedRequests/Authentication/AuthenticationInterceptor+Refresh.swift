@@ -108,8 +108,8 @@ extension AuthenticationInterceptor {
     /// - The current one, without a refresh, when the request carried an older one
     ///   (``Authenticator/isRequest(_:authenticatedWith:)`` is `false` for the current one).
     /// - Otherwise the shared refresh's result, unless it carries the token the server just
-    ///   rejected (``carriesRejectedToken(_:sent:)``: the same access token with only
-    ///   its expiry changed, say). Such a credential is not new: it is never sent again; another
+    ///   rejected (``Authenticator/carriesSameToken(_:as:on:)``: the same access token with only
+    ///   its expiry changed, say, for every kind of credential). Such a credential is not new: it is never sent again; another
     ///   refresh follows, each counting against the ``RefreshLimit``, so a server that keeps
     ///   returning the rejected token ends in ``AuthenticationError/Code/excessiveRefresh``.
     /// - The error of the refresh from the same credential that ended after the request was sent,
@@ -149,7 +149,7 @@ extension AuthenticationInterceptor {
             case .wait(let authenticator, let refresh):
                 let credential = try await refresh.value()
                 // Not a new credential: refresh again (the limit ends a server that insists).
-                if Self.carriesRejectedToken(credential, sent: sent) { continue }
+                if let sent, authenticator.carriesSameToken(credential, as: sent, on: rejected) { continue }
                 try checkFreshEnough(credential)
                 return (authenticator, credential)
             case .fail(let error):
@@ -175,15 +175,10 @@ extension AuthenticationInterceptor {
         )
     }
 
-    /// Whether `fresh`, handed over by a refresh, carries the token of the rejected request: the
-    /// very credential that was sent (`sent`, by its canonical encoding, since credentials need
-    /// not be `Equatable`), or, for OAuth tokens, the same access token whatever else changed (its
-    /// expiry, its scope, its refresh token). Only asked on the retry path.
-    nonisolated static func carriesRejectedToken(_ fresh: Credential, sent: Credential?) -> Bool {
-        if let fresh = fresh as? OAuthToken, let sent = sent as? OAuthToken {
-            return fresh.accessToken == sent.accessToken
-        }
-        guard let sent, let left = try? canonicalData(fresh), let right = try? canonicalData(sent) else { return false }
+    /// Whether two credentials are stored alike (their canonical encodings are equal), since
+    /// credentials need not be `Equatable`.
+    package nonisolated static func sameStoredForm(_ lhs: Credential, _ rhs: Credential) -> Bool {
+        guard let left = try? canonicalData(lhs), let right = try? canonicalData(rhs) else { return false }
         return left == right
     }
 

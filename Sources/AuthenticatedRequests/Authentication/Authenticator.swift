@@ -108,6 +108,16 @@ public protocol Authenticator: AnyObject, Sendable {
     /// credential. Keep it cheap and free of side effects.
     func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: Credential) -> Bool
 
+    /// Whether `fresh`, handed over by a refresh, would send the same token as `rejected`, the
+    /// credential the server just refused on `urlRequest` (a refresh that returned the rejected
+    /// token with only another expiry, say). Such a credential is never used for the retry:
+    /// another refresh follows, within the ``RefreshLimit``.
+    ///
+    /// The default applies each credential to `urlRequest` (``apply(_:to:)``) and compares what
+    /// would go on the wire: the URL, every header field and the body. The OAuth authenticator
+    /// compares the access tokens.
+    func carriesSameToken(_ fresh: Credential, as rejected: Credential, on urlRequest: URLRequest) -> Bool
+
     /// A first credential when there is none (e.g. running the client credentials grant).
     /// The default is `nil`: without a credential, requests fail with
     /// ``AuthenticationError/Code/missingCredential``.
@@ -154,6 +164,30 @@ extension Authenticator {
     /// `true`.
     public func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: Credential) -> Bool {
         true
+    }
+
+    /// Whether ``apply(_:to:)`` makes the same request with either credential, applied to a
+    /// request with `urlRequest`'s URL and method and nothing else: the same URL, header fields
+    /// and body. A credential that adds nothing to the request is the
+    /// same only when its stored form is the same.
+    public func carriesSameToken(_ fresh: Credential, as rejected: Credential, on urlRequest: URLRequest) -> Bool {
+        // A request to the same URL with nothing else: the rejected one already carries a credential.
+        var bare = URLRequest(url: urlRequest.url ?? URL(fileURLWithPath: "/"))
+        bare.httpMethod = urlRequest.httpMethod
+        var withFresh = bare
+        var withRejected = bare
+        apply(fresh, to: &withFresh)
+        apply(rejected, to: &withRejected)
+        // Compared field by field: `URLRequest`'s own `==` differs between platforms.
+        func wire(_ request: URLRequest) -> [String] {
+            [request.url?.absoluteString ?? "", request.httpBody.map { $0.base64EncodedString() } ?? ""]
+                + (request.allHTTPHeaderFields ?? [:]).map { "\($0.key.lowercased()): \($0.value)" }.sorted()
+        }
+        let (fromFresh, fromRejected) = (wire(withFresh), wire(withRejected))
+        guard fromFresh != wire(bare) || fromRejected != wire(bare) else {
+            return AuthenticationInterceptor<Self>.sameStoredForm(fresh, rejected)
+        }
+        return fromFresh == fromRejected
     }
 
     /// `nil`.

@@ -169,6 +169,12 @@ public final class BearerTokenAuthenticator: Authenticator {
         boundary?.contains(url) ?? true
     }
 
+    /// Whether both carry the same access token, whatever else differs (expiry, scope, refresh
+    /// token): a refresh that returns the rejected access token has not renewed it.
+    public func carriesSameToken(_ fresh: OAuthToken, as rejected: OAuthToken, on urlRequest: URLRequest) -> Bool {
+        fresh.accessToken == rejected.accessToken
+    }
+
     /// Whether the request's `Authorization` header carries this token.
     public func isRequest(_ urlRequest: URLRequest, authenticatedWith credential: OAuthToken) -> Bool {
         urlRequest.value(forHTTPHeaderField: "Authorization") == Self.authorization(for: credential)
