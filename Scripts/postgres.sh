@@ -26,6 +26,8 @@ install_postgres() {
     if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
             echo "Installing PgBouncer from Debian's packages (pgbouncer)" >&2
+            # A new machine's package lists may be empty: update them before any install.
+            apt-get update -qq >&2 || return 1
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null || return 1
         else
             echo "error: the tests need PgBouncer: apt-get install pgbouncer" >&2

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+from jwt.algorithms import ECAlgorithm, RSAAlgorithm, get_default_algorithms
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from dpop_check import ProofError, verify_dpop_proof  # noqa: E402
@@ -56,12 +56,28 @@ class Key:
             self.private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
             self.jwk = RSAAlgorithm.to_jwk(self.private.public_key(), as_dict=True)
         self.jwk.pop("key_ops", None)
+        self.signer = get_default_algorithms()[algorithm]
         self.jwk.update(use="sig", alg=algorithm)
         if kid is not None:
             self.jwk["kid"] = kid
 
+    def sign_bytes(self, message):
+        """The JWS signature of `message` (ES256's r || s, as JWS has it)."""
+        return self.signer.sign(message, self.private)
+
 
 CLAIMS_ACCESS_TOKEN = "claims-source-token-5b1c"
+# The suite's claims source payloads (conformance-suite: OIDCCLoadUserInfoWithAggregatedClaims,
+# the example of Core §5.6.2, and OIDCCLoadUserInfoWithDistributedClaims), as JSON texts.
+AGGREGATED_CLAIMS = """{"address": {
+"street_address": "1234 Hollywood Blvd.",
+"locality": "Los Angeles",
+"region": "CA",
+"postal_code": "90210",
+"country": "US"},
+"phone_number": "+1 (310) 123-4567"
+}"""
+DISTRIBUTED_CLAIMS = '{"credit_score":650}'
 
 
 def spoiled_signature(token):
@@ -110,7 +126,12 @@ class Module:
     # Signed UserInfo (Core §5.3.2), spoiled the same way ({} for a good one).
     userinfo_signed: object = None
     # Claims held elsewhere (Core §5.6.2): "aggregated" (a JWT inside UserInfo) or "distributed"
-    # (a claims endpoint, read with its own access token); `claims_source_spoil` spoils its JWT.
+    # (a claims endpoint, read with its own access token). The suite's own payloads, byte for byte
+    # (`OIDCCLoadUserInfoWithAggregatedClaims`: Core's example claims signed with alg none;
+    # `OIDCCSignClaimsEndpointResponse`: exactly {"credit_score": 650}, no iss, no sub, signed with
+    # the provider's key), unless `claims_source_spoil` says otherwise: "claims" added to the
+    # payload (a callable gets the run), "bad_signature", "none", "signed" (the provider's key
+    # for an aggregated source, whose suite payload is unsigned).
     claims_source: object = None
     claims_source_spoil: dict = field(default_factory=dict)
 
@@ -149,10 +170,15 @@ MODULES = {
     "authreq-userinfo-signed-other-aud": Module(userinfo_signed={"claims": {"aud": "another-client"}}),
     "authreq-userinfo-signed-other-iss": Module(userinfo_signed={"claims": {"iss": "https://other.example.com"}}),
     "authreq-userinfo-signed-alg-none": Module(userinfo_signed={"none": True}),
+    "authreq-userinfo-signed-expired": Module(userinfo_signed={"claims": {"exp": lambda run: int(time.time()) - 600}}),
     "oidcc-client-test-aggregated-claims": Module(claims_source="aggregated"),
     "oidcc-client-test-distributed-claims": Module(claims_source="distributed"),
+    "authreq-aggregated-claims-signed": Module(claims_source="aggregated", claims_source_spoil={"signed": True, "claims": {"iss": lambda run: run.issuer}}),
     "authreq-distributed-claims-bad-signature": Module(claims_source="distributed", claims_source_spoil={"bad_signature": True}),
-    "authreq-distributed-claims-other-subject": Module(claims_source="distributed", claims_source_spoil={"claims": {"sub": "another-user"}}),
+    "authreq-distributed-claims-other-subject": Module(claims_source="distributed", claims_source_spoil={"claims": {"iss": lambda run: run.issuer, "sub": "another-user"}}),
+    "authreq-distributed-claims-expired": Module(claims_source="distributed", claims_source_spoil={"claims": {"exp": lambda run: int(time.time()) - 600}}),
+    "authreq-distributed-claims-untrusted-issuer": Module(claims_source="distributed", claims_source_spoil={"claims": {"iss": "https://claims.evil.example"}}),
+    "authreq-distributed-claims-file-issuer": Module(claims_source="distributed", claims_source_spoil={"claims": {"iss": "file:///etc/passwd"}}),
     # RP Config
     "oidcc-client-test-discovery-openid-config": Module(),
     "oidcc-client-test-discovery-jwks-uri-keys": Module(algorithm="ES256"),
@@ -538,8 +564,8 @@ class Provider(CheckLog):
         if "email" in entry["scope"]:
             claims.update(email=USER["email"], email_verified=USER["email_verified"])
         if self.module.claims_source == "aggregated":
-            claims["_claim_names"] = {"address": "src1"}
-            claims["_claim_sources"] = {"src1": {"JWT": self.claims_jwt({"address": {"country": "France"}})}}
+            claims["_claim_names"] = {"address": "src1", "phone_number": "src1"}
+            claims["_claim_sources"] = {"src1": {"JWT": self.claims_jwt(AGGREGATED_CLAIMS, unsigned=True)}}
         elif self.module.claims_source == "distributed":
             claims["_claim_names"] = {"credit_score": "src1"}
             claims["_claim_sources"] = {
@@ -561,11 +587,19 @@ class Provider(CheckLog):
         token = jwt.encode(claims, self.key.private, algorithm=self.key.algorithm, headers=headers)
         return spoiled_signature(token) if spoil.get("bad_signature") else token
 
-    def claims_jwt(self, claims):
-        """The claims of an aggregated or distributed source, signed by this provider as claims provider."""
+    def claims_jwt(self, payload, unsigned=False):
+        """The JWT of an aggregated or distributed source: the suite's payload (a JSON text, sent
+        byte for byte) with the module's spoils; unsigned (alg none) where the suite's is."""
         spoil = self.module.claims_source_spoil
-        claims = {"iss": self.issuer, "sub": SUBJECT, **claims, **spoil.get("claims", {})}
-        return self.sign(claims, spoil)
+        if spoil.get("claims"):
+            extra = {k: (v(self) if callable(v) else v) for k, v in spoil["claims"].items()}
+            payload = json.dumps({**json.loads(payload), **extra})
+        if (unsigned and not spoil.get("signed")) or spoil.get("none") or self.key is None:
+            return b64url(json.dumps({"alg": "none"}).encode()) + "." + b64url(payload.encode()) + "."
+        header = {"alg": self.key.algorithm, "typ": "JWT", **({"kid": self.key.kid} if self.key.kid else {})}
+        signing_input = b64url(json.dumps(header).encode()) + "." + b64url(payload.encode())
+        token = signing_input + "." + b64url(self.key.sign_bytes(signing_input.encode()))
+        return spoiled_signature(token) if spoil.get("bad_signature") else token
 
     def claims_endpoint(self, request):
         """A distributed claims endpoint (Core §5.6.2): its own access token, a JWT back."""
@@ -573,7 +607,7 @@ class Provider(CheckLog):
         self.check("claims-endpoint-bearer", ok, "the source's access token as a bearer token")
         if not ok:
             return json_reply(401, {"error": "invalid_token"})
-        return Reply(200, self.claims_jwt({"credit_score": 650}).encode(), [("Content-Type", "application/jwt")])
+        return Reply(200, self.claims_jwt(DISTRIBUTED_CLAIMS).encode(), [("Content-Type", "application/jwt")])
 
     def resource(self, request):
         """A FAPI resource: a DPoP-bound token with its proof, and a nonce when the module asks."""

@@ -41,6 +41,11 @@ public struct OpenIDClient: Sendable {
     let hasOwnContext: Bool
     /// Validates ID tokens for this client.
     public let validator: IDTokenValidator
+    /// The claims providers whose aggregated and distributed claims (Core §5.6.2) are verified,
+    /// with their keys. Empty by default: only the OpenID provider itself is trusted, for claims
+    /// JWTs whose `iss` is its issuer; a JWT from anyone else is never verified with keys it
+    /// points to, and its claims are not used (``UserInfo/failedClaimSources``).
+    public var claimsProviders: [ClaimsProvider] = []
 
     /// Creates the client.
     ///

@@ -20,22 +20,27 @@ extension OpenIDClient {
     /// Rule by rule, in the order of Core §5.3.2 and §5.6.2:
     /// 1. A signed reply (`application/jwt`) is verified with the provider's keys, with an
     ///    algorithm it advertises (`userinfo_signing_alg_values_supported`; never `none` or an
-    ///    HMAC); its `iss` must be the provider's issuer and its `aud` name the client. An
-    ///    encrypted reply is refused (not supported).
+    ///    HMAC); its `iss` must be the provider's issuer, its `aud` name the client, and an `exp`
+    ///    it carries must not have passed (one minute of clock skew). An encrypted reply is
+    ///    refused (not supported).
     /// 2. The `sub` must be the ID token's.
     /// 3. Each source of `_claim_sources` (at most 8): an aggregated one's `JWT`, or what a
     ///    distributed one's `endpoint` returns (fetched with its `access_token` as a bearer token,
     ///    https or loopback only, no redirect, 1 MiB, the context's deadline), is a JWT verified
-    ///    with the keys of its `iss` (the provider's, or those of the claims provider its
-    ///    OpenID discovery names); a `sub` it carries must be the user's. The claims that
-    ///    `_claim_names` maps to that source replace the pointers.
+    ///    with the keys of a provider the application trusts (``claimsProviders``; the OpenID
+    ///    provider itself for a JWT whose `iss` is its issuer), never with keys the JWT points
+    ///    to; an `exp` it carries must not have passed. Its `sub`, when present, is the user's
+    ///    identifier at the claims provider (§5.6.2), compared only when the provider is the
+    ///    OpenID provider itself. The claims that `_claim_names` maps to that source replace the
+    ///    pointers; a source that fails keeps its pointers and is named in
+    ///    ``UserInfo/failedClaimSources``: the rest of UserInfo is returned.
     ///
     /// - Throws: ``OpenIDConnectError``: ``OpenIDConnectError/Code/userInfoFailed`` (an error
     ///   status, a reply that is neither JSON nor a JWS), ``OpenIDConnectError/Code/untrustedUserInfo``
-    ///   (a signature, `iss` or `aud` that fails), ``OpenIDConnectError/Code/subjectMismatch``,
-    ///   ``OpenIDConnectError/Code/claimSourceFailed`` (a claim source that could not be read or
-    ///   trusted; no claim of it is used).
-    public func userInfo(using authenticator: OAuthAuthenticator) async throws -> [String: JSONValue] {
+    ///   (a signature, `iss`, `aud` or `exp` that fails), ``OpenIDConnectError/Code/subjectMismatch``,
+    ///   ``OpenIDConnectError/Code/claimSourceFailed`` (`_claim_sources` itself malformed or too
+    ///   large).
+    public func userInfo(using authenticator: OAuthAuthenticator) async throws -> UserInfo {
         guard let endpoint = provider.userInfoEndpoint else {
             throw OpenIDConnectError(.missingEndpoint, "The provider has no userinfo_endpoint.")
         }
@@ -99,6 +104,9 @@ extension OpenIDClient {
             throw OpenIDConnectError(
                 .untrustedUserInfo, "The signed UserInfo response's aud does not name this client.")
         }
+        if Self.hasExpired(jws.claims, now: context.clock.now) {
+            throw OpenIDConnectError(.untrustedUserInfo, "The signed UserInfo response has expired (its exp passed).")
+        }
         return jws.claims
     }
 
@@ -132,69 +140,101 @@ extension OpenIDClient {
         }
     }
 
+    /// Whether `claims` carry an `exp` that has passed by `now`, with a minute of clock skew. A
+    /// non-numeric `exp` counts as passed.
+    static func hasExpired(_ claims: [String: JSONValue], now: Date) -> Bool {
+        guard let exp = claims["exp"] else { return false }
+        guard let seconds = exp.doubleValue, seconds.isFinite else { return true }
+        return seconds + 60 <= now.timeIntervalSince1970
+    }
+
     // MARK: Aggregated and distributed claims (Core §5.6.2)
 
-    /// `claims` with the claims of each source that `_claim_names` points to in place; the
-    /// pointers of the resolved sources removed.
+    /// `claims` with the claims of each source that `_claim_names` points to in place and those
+    /// pointers removed; a source that fails keeps its pointers and is named with its error.
     func resolvingClaimSources(
         of claims: [String: JSONValue], subject: String, context: AuthenticationContext
-    ) async throws -> [String: JSONValue] {
-        guard let plan = try ClaimSources(userInfo: claims) else { return claims }
+    ) async throws -> UserInfo {
+        guard let plan = try ClaimSources(userInfo: claims) else {
+            return UserInfo(claims: claims, failedClaimSources: [])
+        }
         var resolved = claims
+        var failures: [ClaimSourceFailure] = []
+        var remainingNames = plan.remainingNames
+        var remainingSources = plan.remainingSources
         for source in plan.sources {
-            let sourceClaims = try await self.claims(of: source, subject: subject, context: context)
-            for claim in source.claims {
-                guard let value = sourceClaims[claim] else {
+            do {
+                let sourceClaims = try await self.claims(of: source, subject: subject, context: context)
+                if let missing = source.claims.first(where: { sourceClaims[$0] == nil }) {
                     throw OpenIDConnectError(
-                        .claimSourceFailed, "The claim source '\(source.name)' does not hold the claim '\(claim)'.")
+                        .claimSourceFailed, "The claim source '\(source.name)' does not hold the claim '\(missing)'.")
                 }
-                resolved[claim] = value
+                for claim in source.claims { resolved[claim] = sourceClaims[claim] }
+            } catch let error as OpenIDConnectError {
+                failures.append(ClaimSourceFailure(source: source.name, claims: source.claims, error: error))
+                for claim in source.claims { remainingNames[claim] = .string(source.name) }
+                remainingSources[source.name] = source.entry
             }
         }
-        resolved["_claim_names"] = plan.remainingNames.isEmpty ? nil : .object(plan.remainingNames)
-        resolved["_claim_sources"] = plan.remainingSources.isEmpty ? nil : .object(plan.remainingSources)
-        return resolved
+        resolved["_claim_names"] = remainingNames.isEmpty ? nil : .object(remainingNames)
+        resolved["_claim_sources"] = remainingSources.isEmpty ? nil : .object(remainingSources)
+        return UserInfo(claims: resolved, failedClaimSources: failures)
     }
 
     /// The verified claims of one source: its `JWT` (aggregated), or what its `endpoint` returns
-    /// (distributed).
+    /// (distributed), verified with the keys of the provider the application trusts for it.
     func claims(
         of source: ClaimSources.Source, subject: String, context: AuthenticationContext
     ) async throws -> [String: JSONValue] {
         let token: String
+        let endpoint: URL?
         switch source.location {
         case .aggregated(let jwt):
-            token = jwt
-        case .distributed(let endpoint, let accessToken):
-            token = try await fetchClaims(from: endpoint, accessToken: accessToken, context: context)
+            (token, endpoint) = (jwt, nil)
+        case .distributed(let url, let accessToken):
+            (token, endpoint) = (try await fetchClaims(from: url, accessToken: accessToken, context: context), url)
         }
-        let source = source.name
+        let name = source.name
         let jws: CompactJWS
         do {
             jws = try CompactJWS(token.trimmingCharacters(in: .whitespacesAndNewlines))
         } catch {
-            throw OpenIDConnectError(.claimSourceFailed, "The claims of the source '\(source)' are not a signed JWT.")
+            throw OpenIDConnectError(.claimSourceFailed, "The claims of the source '\(name)' are not a signed JWT.")
         }
-        guard let issuer = jws.claims["iss"]?.stringValue else {
-            throw OpenIDConnectError(.claimSourceFailed, "The claims of the source '\(source)' name no issuer.")
-        }
+        let issuer = jws.claims["iss"]?.stringValue
+        let what = "The claims of '\(name)'"
         do {
-            if issuer == provider.issuer {
-                try await verify(jws, with: provider.keys, algorithms: [], what: "The claims of '\(source)'")
-            } else {
-                guard let url = URL(string: issuer) else {
-                    throw OpenIDConnectError(.claimSourceFailed, "The claims provider of '\(source)' is not a URL.")
+            if let trusted = claimsProviders.first(where: { $0.matches(issuer: issuer, endpoint: endpoint) }) {
+                switch trusted.keys {
+                case .openIDProvider:
+                    try await verify(jws, with: provider.keys, algorithms: trusted.algorithms, what: what)
+                case .jwks(let url):
+                    guard url.isSafeForSecrets || context.allowsInsecureHTTP else {
+                        throw OpenIDConnectError(
+                            .claimSourceFailed, "The keys of \(trusted) are not at an https URL; nothing was fetched.")
+                    }
+                    let keys = JSONWebKeySet(url: url, context: context)
+                    try await verify(jws, with: keys, algorithms: trusted.algorithms, what: what)
                 }
-                let claimsProvider = try await OpenIDProvider.discover(issuer: url, context: context)
-                try await verify(
-                    jws, with: claimsProvider.keys, algorithms: claimsProvider.idTokenSigningAlgorithms,
-                    what: "The claims of '\(source)'")
+            } else if let issuer, issuer == provider.issuer {
+                try await verify(jws, with: provider.keys, algorithms: [], what: what)
+            } else {
+                throw OpenIDConnectError(
+                    .claimSourceFailed,
+                    "\(what) are signed by "
+                        + (issuer.map { "'\($0.prefix(200))', a claims provider" } ?? "an unnamed claims provider")
+                        + " the application does not trust (OpenIDClient.claimsProviders); they were not verified.")
             }
         } catch let error as OpenIDConnectError where error.code == .untrustedUserInfo {
             throw OpenIDConnectError(.claimSourceFailed, error.message)
         }
-        if let sourceSubject = jws.claims["sub"]?.stringValue, sourceSubject != subject {
-            throw OpenIDConnectError(.claimSourceFailed, "The claims of '\(source)' are about another subject.")
+        if Self.hasExpired(jws.claims, now: context.clock.now) {
+            throw OpenIDConnectError(.claimSourceFailed, "\(what) have expired (their exp passed).")
+        }
+        // Another provider's `sub` is the user's identifier there (§5.6.2); the OpenID
+        // provider's own must be the user's.
+        if issuer == provider.issuer, let sourceSubject = jws.claims["sub"]?.stringValue, sourceSubject != subject {
+            throw OpenIDConnectError(.claimSourceFailed, "\(what) are about another subject.")
         }
         return jws.claims
     }
@@ -249,6 +289,8 @@ package struct ClaimSources: Sendable {
         package let location: Location
         /// The claims `_claim_names` maps to it, sorted.
         package let claims: [String]
+        /// Its entry in `_claim_sources`, as received.
+        package let entry: JSONValue
     }
 
     /// The sources to read, sorted by name.
@@ -293,7 +335,8 @@ package struct ClaimSources: Sendable {
             } else {
                 throw OpenIDConnectError(.claimSourceFailed, "The claim source '\(name)' has neither JWT nor endpoint.")
             }
-            sources.append(Source(name: name, location: location, claims: claims.sorted()))
+            sources.append(
+                Source(name: name, location: location, claims: claims.sorted(), entry: .object(description)))
         }
         self.sources = sources
         self.remainingNames = names.filter { $0.value.stringValue == nil }

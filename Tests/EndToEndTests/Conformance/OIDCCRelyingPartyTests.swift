@@ -86,7 +86,7 @@ struct OIDCCRelyingPartyTests {
 
     struct Outcome {
         var run: Run? = nil
-        let oidc: OpenIDClient
+        var oidc: OpenIDClient
         let authenticator: OAuthAuthenticator
         let store: InMemoryTokenStore
         let session: Result<OpenIDSession, any Error>
@@ -247,28 +247,84 @@ struct OIDCCRelyingPartyTests {
         #expect(error?.code == .untrustedUserInfo, "\(String(describing: error))")
     }
 
-    @Test func oidccClientTestAggregatedClaims() async throws {
-        let outcome = try await accepts("oidcc-client-test-aggregated-claims")
-        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
-        #expect(info["address"]?.objectValue?["country"] == .string("France"), "the aggregated claim, verified")
-        #expect(info["_claim_names"] == nil && info["_claim_sources"] == nil, "the pointers are resolved")
-    }
-
-    @Test func oidccClientTestDistributedClaims() async throws {
-        let outcome = try await accepts("oidcc-client-test-distributed-claims")
-        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
-        #expect(info["credit_score"] == .number(650), "fetched from the claims endpoint, verified")
-        let checks = try await ConformanceProvider.checks(of: try #require(outcome.run))
-        #expect(checks.contains { $0.id == "claims-endpoint-bearer" && $0.status == "SUCCESS" })
-    }
-
-    @Test(arguments: ["authreq-distributed-claims-bad-signature", "authreq-distributed-claims-other-subject"])
-    func aClaimSourceThatCannotBeTrustedGivesNoClaim(module: String) async throws {
-        let outcome = try await accepts(module)
+    @Test func authreqUserinfoSignedExpired() async throws {
+        let outcome = try await accepts("authreq-userinfo-signed-expired")
         let error = await #expect(throws: OpenIDConnectError.self) {
             _ = try await outcome.oidc.userInfo(using: outcome.authenticator)
         }
-        #expect(error?.code == .claimSourceFailed, "\(String(describing: error))")
+        #expect(error?.code == .untrustedUserInfo)
+        #expect(error?.message.contains("expired") == true, "\(String(describing: error))")
+    }
+
+    /// The suite's aggregated source is Core's example, signed with alg `none`: its claims cannot
+    /// be verified and are not used, and the rest of UserInfo is returned with the source named.
+    @Test func oidccClientTestAggregatedClaims() async throws {
+        let outcome = try await accepts("oidcc-client-test-aggregated-claims")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info.subject == "user-1")
+        #expect(info["address"] == nil && info["phone_number"] == nil, "unsigned claims are not used")
+        #expect(info.failedClaimSources.map(\.source) == ["src1"])
+        #expect(info.failedClaimSources.first?.claims == ["address", "phone_number"])
+        #expect(info.failedClaimSources.first?.error.code == .claimSourceFailed)
+    }
+
+    /// The same source signed by the provider, naming it as `iss`: verified and in place.
+    @Test func authreqAggregatedClaimsSigned() async throws {
+        let outcome = try await accepts("authreq-aggregated-claims-signed")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["address"]?.objectValue?["country"] == .string("US"), "the aggregated claim, verified")
+        #expect(info["phone_number"] == .string("+1 (310) 123-4567"))
+        #expect(info["_claim_names"] == nil && info["_claim_sources"] == nil, "the pointers are resolved")
+        #expect(info.failedClaimSources.isEmpty)
+    }
+
+    /// The suite signs exactly `{"credit_score":650}` with the provider's key: no `iss`, no
+    /// `sub`. The application names the claims endpoint and its keys; the claim is verified.
+    @Test func oidccClientTestDistributedClaims() async throws {
+        var outcome = try await accepts("oidcc-client-test-distributed-claims")
+        let run = try #require(outcome.run)
+        let endpoint = try #require(URL(string: run.issuer + "/claims"))
+        outcome.oidc.claimsProviders = [.endpoint(endpoint, keys: .openIDProvider)]
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["credit_score"] == .number(650), "fetched from the claims endpoint, verified")
+        #expect(info.failedClaimSources.isEmpty)
+        let checks = try await ConformanceProvider.checks(of: run)
+        #expect(checks.contains { $0.id == "claims-endpoint-bearer" && $0.status == "SUCCESS" })
+    }
+
+    /// Without a claims provider named for it, the same source is not trusted: UserInfo comes back
+    /// without `credit_score`, the source named with its error.
+    @Test func aClaimSourceNobodyNamedIsNotTrustedAndTheRestOfUserInfoIsReturned() async throws {
+        let outcome = try await accepts("oidcc-client-test-distributed-claims")
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info.subject == "user-1")
+        #expect(info["credit_score"] == nil)
+        #expect(info["_claim_names"]?.objectValue?["credit_score"] == .string("src1"), "the pointer is kept")
+        let failure = try #require(info.failedClaimSources.first)
+        #expect(failure.source == "src1" && failure.error.code == .claimSourceFailed)
+        #expect(failure.error.message.contains("does not trust"), "\(failure)")
+    }
+
+    @Test(arguments: [
+        "authreq-distributed-claims-bad-signature", "authreq-distributed-claims-other-subject",
+        "authreq-distributed-claims-expired", "authreq-distributed-claims-untrusted-issuer",
+        "authreq-distributed-claims-file-issuer",
+    ])
+    func aClaimSourceThatCannotBeTrustedGivesNoClaim(module: String) async throws {
+        var outcome = try await accepts(module)
+        let run = try #require(outcome.run)
+        // Trusted for its endpoint with the provider's keys, as in the suite's module: each of
+        // these still fails on its own ground (signature, subject, expiry, an issuer of its own).
+        if !module.hasSuffix("issuer") {
+            outcome.oidc.claimsProviders = [
+                .endpoint(try #require(URL(string: run.issuer + "/claims")), keys: .openIDProvider)
+            ]
+        }
+        let info = try await outcome.oidc.userInfo(using: outcome.authenticator)
+        #expect(info["credit_score"] == nil, "\(module)")
+        let failure = try #require(info.failedClaimSources.first, "\(module)")
+        #expect(failure.error.code == .claimSourceFailed, "\(failure)")
+        #expect(info.subject == "user-1", "the rest of UserInfo is returned")
     }
 
     // MARK: RP Config
