@@ -135,21 +135,50 @@
             "CREATE TABLE IF NOT EXISTS \(table)_schema (version integer NOT NULL);"
         }
 
-        /// Table names go into SQL text, so only plain identifiers are accepted.
+        /// PostgreSQL's reserved key words (its documentation's appendix "SQL Key Words", reserved
+        /// and reserved-but-function-or-type): unquoted, such a table name is a syntax error.
+        static let reservedWords: Set<String> = [
+            "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "authorization",
+            "binary", "both", "case", "cast", "check", "collate", "collation", "column", "concurrently",
+            "constraint", "create", "cross", "current_catalog", "current_date", "current_role", "current_schema",
+            "current_time", "current_timestamp", "current_user", "default", "deferrable", "desc", "distinct", "do",
+            "else", "end", "except", "false", "fetch", "for", "foreign", "freeze", "from", "full", "grant", "group",
+            "having", "ilike", "in", "initially", "inner", "intersect", "into", "is", "isnull", "join", "lateral",
+            "leading", "left", "like", "limit", "localtime", "localtimestamp", "natural", "not", "notnull", "null",
+            "offset", "on", "only", "or", "order", "outer", "overlaps", "placing", "primary", "references",
+            "returning", "right", "select", "session_user", "similar", "some", "symmetric", "system_user", "table",
+            "tablesample", "then", "to", "trailing", "true", "union", "unique", "user", "using", "variadic",
+            "verbose", "when", "where", "window", "with",
+        ]
+
+        /// Table names go into SQL text, so only plain identifiers are accepted, and none that
+        /// PostgreSQL reads as something else: a reserved word (`select`, `user`), a name of the
+        /// system catalogs' `pg_` prefix (`pg_class` resolves to the catalog), or one ending in a
+        /// suffix of the store's own companion tables (`x_leases` is the lease table of a store on
+        /// `x`, `x_schema` its version table).
         static func validate(tableName: String) throws {
             let bytes = Array(tableName.utf8)
             let isPlain =
                 (1...55).contains(bytes.count)
                 && bytes.allSatisfy { $0 == UInt8(ascii: "_") || (48...57).contains($0) || (97...122).contains($0) }
                 && !(48...57).contains(bytes[0])
-            guard isPlain else {
-                throw TokenStoreError(
-                    code: .ioFailed, key: "#schema", path: tableName,
-                    underlyingError: DatabaseError(
-                        sqlState: "",
-                        message:
-                            "A table name must be 1 to 55 lowercase letters, digits or _, not starting with a digit."))
-            }
+            let problem: String? =
+                if !isPlain {
+                    "A table name must be 1 to 55 lowercase letters, digits or _, not starting with a digit."
+                } else if reservedWords.contains(tableName) {
+                    "'\(tableName)' is a reserved word of PostgreSQL; choose another table name, e.g. authreq_tokens."
+                } else if tableName.hasPrefix("pg_") {
+                    "'\(tableName)' starts with pg_, the prefix of PostgreSQL's system catalogs; choose another table name."
+                } else if tableName.hasSuffix("_leases") || tableName.hasSuffix("_schema") {
+                    "'\(tableName)' ends like the store's own lease or version table (_leases, _schema) of another "
+                        + "store's table; choose another table name."
+                } else {
+                    nil
+                }
+            guard let problem else { return }
+            throw TokenStoreError(
+                code: .misconfigured, key: "#schema", path: tableName,
+                underlyingError: DatabaseError(sqlState: "", message: problem))
         }
     }
 #endif

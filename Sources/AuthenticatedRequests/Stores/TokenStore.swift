@@ -113,6 +113,9 @@ public struct TokenStoreError: Error, CustomStringConvertible {
         public static let undecryptable = Code("undecryptable entry")
         /// The store (a database) could not be reached in time; nothing was read or written.
         public static let unavailable = Code("store unavailable")
+        /// The store's configuration cannot work (a table name the database reads otherwise);
+        /// the message says what to change. Nothing was read or written.
+        public static let misconfigured = Code("store misconfigured")
         /// The code's name.
         public var description: String { name }
     }
