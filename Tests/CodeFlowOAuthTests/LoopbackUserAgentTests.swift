@@ -202,8 +202,8 @@ struct IdleOpener: BrowserOpener {
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("browser.sh")
         let output = directory.appendingPathComponent("opened.txt")
-        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(output.path)'\n".write(to: script, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        // Written by a child process: see `ExecutableScript` (this test once failed with ETXTBSY).
+        try ExecutableScript.write("#!/bin/sh\nprintf '%s' \"$1\" > '\(output.path)'\n", to: script)
 
         let url = URL(string: "https://auth.example.com/authorize?state=abc&client_id=x")!
         try await SystemBrowserOpener(environment: ["BROWSER": script.path]).open(url)
