@@ -51,6 +51,33 @@ import Testing
         }
     }
 
+    /// An assertion file at fault is the profile's to fix (64), not a server failure (4): missing,
+    /// not a regular file, too large, and wrapped as the engine reports a failed first grant.
+    @Test func anAssertionFileAtFaultIsAProfileError() async throws {
+        let context = AuthenticationContext(transport: InMemoryTransport { _ in throw URLError(.badURL) })
+        for url in [
+            URL(fileURLWithPath: "/nonexistent/token"), URL(fileURLWithPath: "/dev/null").deletingLastPathComponent(),
+        ] {
+            let error = await #expect(throws: AssertionError.self) {
+                _ = try await AssertionSource.file(url).assertion(for: context)
+            }
+            let failure = try #require(error)
+            #expect(ErrorReport.status(for: failure) == ExitStatus.usage, "\(failure)")
+            let wrapped = AuthenticationError(code: .obtainFailed, message: "x", underlyingError: failure)
+            #expect(ErrorReport.status(for: wrapped) == ExitStatus.usage)
+        }
+    }
+
+    @Test func statusNamesAnEnterpriseProfilesGrant() throws {
+        var profile = Profile(clientID: "agent", issuer: URL(string: "https://auth.example.com"))
+        profile.resource = URL(string: "https://api.example.com/mcp")
+        profile.enterpriseProfile = "corp"
+        profile.grant = .authorizationCode
+        let report = StatusReport(session: try session(profile), token: nil, now: Date())
+        #expect(String(decoding: try report.json(), as: UTF8.self).contains(#""grant":"enterprise_managed""#))
+        #expect(report.text.contains("enterprise_managed"))
+    }
+
     @Test func messagesAreOneLineWithoutSecrets() {
         let error = AuthenticationError(
             code: .refreshFailed, message: "The refresh failed.",

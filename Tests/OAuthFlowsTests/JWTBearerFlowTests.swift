@@ -83,6 +83,17 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
+    @Test func anUnidentifiedClientSendsTheAssertionAloneWithNoClientID() async throws {
+        server.reply(json: tokenReply())
+        let flow = JWTBearerFlow(
+            tokenEndpoint: tokenURL, client: .unidentified, assertion: .fixed(jwt(subject: "job", expiresIn: 600)))
+        _ = try await flow.obtainToken(for: context)
+        #expect(server.requests.first?.formNames == ["grant_type", "assertion"])
+        #expect(server.requests.first?.header("Authorization") == nil)
+        #expect(ClientAuthentication.unidentified.methodName == "none")
+        #expect(!ClientAuthentication.unidentified.isConfidential)
+    }
+
     /// The error of a grant whose assertion is the file at `url`.
     func fileError(_ url: URL) async -> AssertionError? {
         await #expect(throws: AssertionError.self) {

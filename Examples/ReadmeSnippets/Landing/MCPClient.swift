@@ -15,7 +15,7 @@ func listTools(at server: URL, tokens: URL) async throws -> [Tool] {
         store: FileTokenStore(directory: tokens))
     let authorizer = MCPAuthorizer(signIn: signIn)
     let client = Client(name: "My Agent", version: "1.0")
-    // One call wires it all: the authorizer, DPoP proofs, no token carried to another origin.
+    // One call wires it all: the authorizer, DPoP proofs when configured, no token sent elsewhere.
     _ = try await client.connect(transport: authorizer.makeTransport())
     return try await client.listTools().tools
 }

@@ -3,7 +3,7 @@ import Foundation
 /// Signs the JWT a client authenticates with (RFC 7523 §2.2): `private_key_jwt` with a private
 /// key, `client_secret_jwt` with an HMAC of the client secret.
 ///
-/// A ``ClientAuthentication/assertion(id:signer:)`` client asks it for a fresh assertion for
+/// A ``ClientAuthentication/assertion(id:signer:issuer:)`` client asks it for a fresh assertion for
 /// every request, naming the endpoint the request goes to. The `OpenIDConnect` module has both
 /// signers, on jwt-kit.
 public protocol ClientAssertionSigner: Sendable {

@@ -16,6 +16,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         case basic(secret: String)
         case post(secret: String)
         case none
+        case unidentified
         case assertion(any ClientAssertionSigner)
     }
 
@@ -57,6 +58,12 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         ClientAuthentication(clientID: id, method: .none)
     }
 
+    /// No client authentication and no `client_id` at all: for a grant whose assertion is the
+    /// only credential, which names the client itself (a workload's token or a signed assertion
+    /// with the JWT bearer grant, RFC 7523 §3.1: client authentication is optional there; MCP's
+    /// SEP-1933 sends none). ``clientID`` is empty.
+    public static let unidentified = ClientAuthentication(clientID: "", method: .unidentified)
+
     /// A signed JWT assertion (RFC 7523 §2.2, OpenID Connect Core §9): `private_key_jwt` or
     /// `client_secret_jwt`, signed by `signer` for each request. The `OpenIDConnect` module
     /// provides both signers.
@@ -94,15 +101,17 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         switch method {
         case .basic: "client_secret_basic"
         case .post: "client_secret_post"
-        case .none: "none"
+        case .none, .unidentified: "none"
         case .assertion(let signer): signer.methodName
         }
     }
 
     /// Whether the client has a secret.
     public var isConfidential: Bool {
-        if case .none = method { return false }
-        return true
+        switch method {
+        case .none, .unidentified: return false
+        case .basic, .post, .assertion: return true
+        }
     }
 
     /// This client, also holding `secrets` (a registration access token, an initial access
@@ -121,14 +130,17 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     var secret: String? {
         switch method {
         case .basic(let secret), .post(let secret): secret
-        case .none, .assertion: nil
+        case .none, .unidentified, .assertion: nil
         }
     }
 
     /// Whether ``authenticate(_:parameters:)`` puts `client_id` in the body.
     var addsClientIDToBody: Bool {
-        if case .basic = method { return compatibility.contains(.clientIDInBodyWithBasicAuthentication) }
-        return true
+        switch method {
+        case .basic: compatibility.contains(.clientIDInBodyWithBasicAuthentication)
+        case .unidentified: false
+        case .post, .none, .assertion: true
+        }
     }
 
     /// Adds the client's credentials to a form request: a header, or body parameters. An
@@ -153,6 +165,8 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
             parameters.append(("client_secret", secret))
         case .none:
             parameters.append(("client_id", clientID))
+        case .unidentified:
+            break
         case .assertion(let signer):
             guard let endpoint = request.url else { return [] }
             let assertion = try await signer.assertion(clientID: clientID, endpoint: endpoint, issuer: issuer)

@@ -15,8 +15,8 @@ public struct ClientAssertionAudience: Sendable, Hashable {
     let kind: Kind
 
     /// The issuer identifier of the authorization server the client authenticates at, as the
-    /// ``ClientAuthentication`` knows it (``ClientAuthentication/issuer``: from the server's
-    /// metadata, or given to ``ClientAuthentication/assertion(id:signer:issuer:)``), with `typ`
+    /// `ClientAuthentication` knows it (`ClientAuthentication.issuer`: from the server's
+    /// metadata, or given to `ClientAuthentication.assertion(id:signer:issuer:)`), with `typ`
     /// `client-authentication+jwt`: RFC 10070's rule, and the default. Signing fails with
     /// ``OpenIDConnectError/Code/missingIssuer`` when the issuer is not known.
     public static let authorizationServer = ClientAssertionAudience(kind: .authorizationServer)

@@ -44,7 +44,7 @@ public struct ClaimsProvider: Sendable, CustomStringConvertible {
     }
 
     /// The provider behind a distributed source's `endpoint` (this URL or below it, compared as
-    /// ``ResourceBoundary`` compares): its JWT is verified with `keys` whether or not it names an
+    /// `ResourceBoundary` compares): its JWT is verified with `keys` whether or not it names an
     /// issuer. Core §5.6.2 does not require `iss` in a claims JWT, and the OpenID Foundation's
     /// suite signs `{"credit_score": 650}` alone.
     public static func endpoint(
