@@ -335,18 +335,45 @@
             }
             if let error = error as? PSQLError, error.code == .server {
                 let sqlState = error.serverInfo?[.sqlState] ?? ""
+                let message = error.serverInfo?[.message] ?? ""
+                if let fix = Self.configurationProblem(sqlState: sqlState) {
+                    return TokenStoreError(
+                        code: .misconfigured, key: key, path: table,
+                        underlyingError: DatabaseError(sqlState: sqlState, message: "\(message). \(fix)"))
+                }
                 // Class 08 (connection exception) and 57P (the server shutting down or starting):
                 // the database is away, not wrong.
                 let code: TokenStoreError.Code =
                     sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") ? .unavailable : .ioFailed
                 return TokenStoreError(
                     code: code, key: key, path: table,
-                    underlyingError: DatabaseError(sqlState: sqlState, message: error.serverInfo?[.message] ?? ""))
+                    underlyingError: DatabaseError(sqlState: sqlState, message: message))
             }
             if error is CancellationError {
                 return TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)
             }
             return TokenStoreError(code: .unavailable, key: key, path: table, underlyingError: DatabaseError(error))
+        }
+
+        /// What to fix for a SQLSTATE that no retry cures: the store's role or table is wrong, not
+        /// the database away. Such a failure is ``TokenStoreError/Code/misconfigured``, reported at
+        /// once, and never leads to a refresh without the lease, whatever
+        /// ``Configuration/whenUnavailable`` says. `nil` for any other state.
+        static func configurationProblem(sqlState: String) -> String? {
+            switch sqlState {
+            case _ where sqlState.hasPrefix("28"):
+                "The database refused the role's login: check the user and password of the store's client."
+            case "42501":
+                "The role lacks a privilege: grant SELECT, INSERT, UPDATE, DELETE on the table and its _leases "
+                    + "table (and CREATE on the schema to run migrate())."
+            case "42P01", "42703":
+                "The table is missing or not the store's: run migrate() (or PostgresTokenStore.schemaSQL()) "
+                    + "for this table name."
+            case "3F000", "3D000":
+                "The schema or database does not exist: check the client's configuration."
+            default:
+                nil
+            }
         }
 
         /// Set while a refresh runs without the lease because the database is unavailable

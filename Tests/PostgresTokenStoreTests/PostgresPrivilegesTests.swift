@@ -10,7 +10,8 @@
 
     /// The privileges the README names, exactly: `migrate()` needs `CREATE` on the schema; at run
     /// time the store needs `SELECT, INSERT, UPDATE, DELETE` on its table and nothing else. A role
-    /// without them gets `.ioFailed` with the server's message, not `.unavailable`.
+    /// without them gets `.misconfigured` at once, with the server's message and what to grant,
+    /// not `.unavailable`, and never refreshes without the lease.
     @Suite(.enabled(if: Database.isConfigured, Comment(rawValue: Database.notRunReason)))
     struct PostgresPrivilegesTests {
         let table = Database.uniqueTableName()
@@ -23,13 +24,16 @@
             return try #require(components.url)
         }
 
-        func store(_ client: PostgresClient) throws -> PostgresTokenStore {
+        func store(
+            _ client: PostgresClient, whenUnavailable: PostgresTokenStore.UnavailablePolicy = .failRefresh
+        ) throws -> PostgresTokenStore {
             try PostgresTokenStore(
                 client: client, key: TokenEncryptionKey.random(id: "k1"),
-                configuration: .init(tableName: table, operationTimeout: Database.operationTimeout))
+                configuration: .init(
+                    tableName: table, operationTimeout: Database.operationTimeout, whenUnavailable: whenUnavailable))
         }
 
-        @Test func migrateWithoutCreateIsIOFailedWithTheServersMessage() async throws {
+        @Test func migrateWithoutCreateIsMisconfiguredWithTheServersMessage() async throws {
             let admin = try #require(Database.shared)
             try await Database.withClient(admin) { client in
                 // PostgreSQL 15: a new role has no CREATE on the public schema.
@@ -38,8 +42,9 @@
             let error = try await Database.withClient(try url(admin, user: role)) { client in
                 await #expect(throws: TokenStoreError.self) { try await store(client).migrate() }
             }
-            #expect(error?.code == .ioFailed, "the database answered: \(String(describing: error))")
+            #expect(error?.code == .misconfigured, "the database answered: \(String(describing: error))")
             #expect("\(String(describing: error))".contains("permission denied"), "the server's message")
+            #expect("\(String(describing: error))".contains("grant"), "what to fix")
             #expect(!"\(String(describing: error))".contains("PostgresTransactionError"), "not the envelope")
         }
 
@@ -64,6 +69,37 @@
                 try await store.removeValue(forKey: "k")
                 #expect(try await store.load(forKey: "k") == nil)
             }
+        }
+
+        /// A role granted the entries' table but not its `_leases` table: the lease is refused at
+        /// once as a configuration error, and no refresh runs, under either policy.
+        @Test(arguments: [PostgresTokenStore.UnavailablePolicy.failRefresh, .refreshUncoordinated])
+        func aMissingLeaseGrantIsMisconfiguredAndNothingRefreshes(policy: PostgresTokenStore.UnavailablePolicy)
+            async throws
+        {
+            let admin = try #require(Database.shared)
+            try await Database.withClient(admin) { client in
+                try await store(client).migrate()
+                try await client.query("CREATE ROLE \(unescaped: role) LOGIN", logger: Database.logger).drain()
+                try await client.query(
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON \(unescaped: table) TO \(unescaped: role)",
+                    logger: Database.logger
+                ).drain()
+            }
+            let refreshed = Locked(0)
+            let started = ContinuousClock.now
+            let error = try await Database.withClient(try url(admin, user: role)) { client in
+                await #expect(throws: TokenStoreError.self) {
+                    try await store(client, whenUnavailable: policy).withRefreshLock(forKey: "k", timeout: 10) {
+                        refreshed.withLock { $0 += 1 }
+                    }
+                }
+            }
+            #expect(error?.code == .misconfigured, "\(String(describing: error))")
+            #expect("\(String(describing: error))".contains("_leases"), "names the table to grant")
+            #expect(refreshed.withLock { $0 } == 0, "no refresh without the lease")
+            // Reported at once, not at the lease's or the statement's timeout.
+            #expect(ContinuousClock.now - started < .seconds(Database.operationTimeout))
         }
     }
 #endif
