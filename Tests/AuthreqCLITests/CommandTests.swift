@@ -125,6 +125,29 @@ import Testing
         #expect(client.methodName == "client_secret_basic")
     }
 
+    /// The client secret file is read as an assertion file is: a pipe is refused, never waited
+    /// on; invalid UTF-8 is refused, not sent as replacement characters.
+    @Test func aSecretFileThatIsAPipeOrNotTextIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var profile = Profile(clientID: "cli", issuer: URL(string: "https://auth.example.com"))
+        let pipe = folder.appendingPathComponent("secret-pipe")
+        let fifo = Process()
+        fifo.executableURL = URL(fileURLWithPath: "/usr/bin/mkfifo")
+        fifo.arguments = ["-m", "600", pipe.path]
+        try fifo.run()
+        fifo.waitUntilExit()
+        profile.clientSecretFile = pipe.path
+        let refused = #expect(throws: CLIError.self) { try session(profile).clientSecret() }
+        #expect(refused?.message.contains("not a regular file") == true, "\(String(describing: refused))")
+        let binary = folder.appendingPathComponent("secret-binary")
+        _ = FileManager.default.createFile(
+            atPath: binary.path, contents: Data([0x73, 0xFF, 0xFE]), attributes: [.posixPermissions: 0o600])
+        profile.clientSecretFile = binary.path
+        let notText = #expect(throws: CLIError.self) { try session(profile).clientSecret() }
+        #expect(notText?.message.contains("UTF-8") == true)
+    }
+
     @Test func theSecretComesFromTheEnvironmentAndAConfidentialMethodNeedsOne() throws {
         var profile = Profile(clientID: "cli", issuer: URL(string: "https://auth.example.com"))
         #expect(try session(profile).client().methodName == "none")

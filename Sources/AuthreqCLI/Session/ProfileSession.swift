@@ -53,9 +53,16 @@ package struct ProfileSession: Sendable {
     package func clientSecret() throws(CLIError) -> String? {
         if let path = profile.clientSecretFile {
             let expanded = (path as NSString).expandingTildeInPath
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: expanded),
-                let data = FileManager.default.contents(atPath: expanded)
-            else {
+            // Read as an assertion file is: a regular file of at most 64 KiB of UTF-8, never waited on.
+            let text: String
+            do {
+                text = try AssertionFile.read(URL(fileURLWithPath: expanded), what: "The client secret file")
+            } catch let error as AssertionError {
+                throw .usage("Profile '\(name)': \(error.message)")
+            } catch {
+                throw .usage("Profile '\(name)': cannot read the client secret file \(expanded).")
+            }
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: expanded) else {
                 throw .usage("Profile '\(name)': cannot read the client secret file \(expanded).")
             }
             let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
@@ -64,7 +71,7 @@ package struct ProfileSession: Sendable {
                     "The client secret file \(expanded) can be read by other users (mode "
                         + "\(String(mode, radix: 8))); run: chmod 600 \(expanded)")
             }
-            let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+            let secret = text.trimmingCharacters(in: .newlines)
             guard !secret.isEmpty else { throw .usage("The client secret file \(expanded) is empty.") }
             return secret
         }
