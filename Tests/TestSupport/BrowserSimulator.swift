@@ -82,6 +82,23 @@ package struct AutoSubmittedForm: Sendable {
 
 /// A TCP port of 127.0.0.1 that was free a moment ago (bound, read, released).
 package func freeLoopbackPort() async throws -> Int {
+    // Below the kernel's ephemeral range: a port the system handed out (port 0) goes back into
+    // that range, and another test's connection could take it as its local port before the
+    // caller binds it (seen: "Address already in use" for a redirect URI's port in a loaded CI
+    // run). A port below it is taken only by an explicit bind to its number.
+    let lowestEphemeral =
+        (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+        .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+    let candidates = 20000..<max(20001, min(lowestEphemeral, 32768))
+    for _ in 0..<64 {
+        let port = Int.random(in: candidates)
+        guard
+            let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .bind(host: "127.0.0.1", port: port).get()
+        else { continue }
+        try? await channel.close()
+        return port
+    }
     let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         .bind(host: "127.0.0.1", port: 0).get()
     defer { channel.close(promise: nil) }
