@@ -86,6 +86,21 @@ import Testing
         #expect(error?.code == .unavailable)
     }
 
+    /// What the fuzzer found: a reply whose registration access token (or secret) equals its
+    /// client_id would put that "secret" in every message naming the client. Refused.
+    @Test(arguments: ["registration_access_token", "client_secret"])
+    func aSecretEqualToTheClientIDIsRefused(field: String) throws {
+        var fields: [String: JSONValue] = [
+            "client_id": .string("s6BhdRkqt3"), "client_secret": .string("cf1x83-other"),
+            "token_endpoint_auth_method": .string("client_secret_basic"),
+        ]
+        fields[field] = .string("s6BhdRkqt3")
+        let error = #expect(throws: ClientRegistrationError.self) {
+            try RegisteredClient(fields: fields, issuer: "https://auth.example.com")
+        }
+        #expect(error?.code == .invalidResponse)
+    }
+
     @Test func theServersRegistrationErrorKeepsItsDescription() async throws {
         let endpoint = ClientRegistrationEndpoint(
             url: URL(string: "https://auth.example.com/register")!, issuer: "https://auth.example.com")

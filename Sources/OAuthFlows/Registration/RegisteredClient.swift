@@ -66,6 +66,11 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
         guard let clientID = try string("client_id"), !clientID.isEmpty, clientID.utf8.count <= 2048 else {
             throw invalid("has no client_id")
         }
+        // A secret equal to the client's public identifier is no secret: every log and message
+        // that names the client would show it.
+        guard !replySecrets.contains(clientID) else {
+            throw invalid("has a client_secret or registration_access_token equal to its client_id")
+        }
         let secret = try string("client_secret")
         let method =
             try string("token_endpoint_auth_method") ?? requested?.tokenEndpointAuthMethod
