@@ -99,6 +99,11 @@ import Testing
             try RegisteredClient(fields: fields, issuer: "https://auth.example.com")
         }
         #expect(error?.code == .invalidResponse)
+        // Inside the client_id too (the fuzzer's second find), when long enough to be a secret.
+        fields["client_id"] = .string("s6BhdRkqt3-callback")
+        #expect(throws: ClientRegistrationError.self) {
+            try RegisteredClient(fields: fields, issuer: "https://auth.example.com")
+        }
     }
 
     @Test func theServersRegistrationErrorKeepsItsDescription() async throws {

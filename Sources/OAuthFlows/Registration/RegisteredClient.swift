@@ -66,11 +66,6 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
         guard let clientID = try string("client_id"), !clientID.isEmpty, clientID.utf8.count <= 2048 else {
             throw invalid("has no client_id")
         }
-        // A secret equal to the client's public identifier is no secret: every log and message
-        // that names the client would show it.
-        guard !replySecrets.contains(clientID) else {
-            throw invalid("has a client_secret or registration_access_token equal to its client_id")
-        }
         let secret = try string("client_secret")
         let method =
             try string("token_endpoint_auth_method") ?? requested?.tokenEndpointAuthMethod
@@ -84,6 +79,15 @@ public struct RegisteredClient: Sendable, Codable, CustomStringConvertible, Cust
             throw ClientRegistrationError(
                 .unsupportedAuthenticationMethod,
                 redacted("The server registered the client for \(method), which this client does not use."))
+        }
+        // A secret equal to the client's public identifier, or inside it, the issuer or the method
+        // (which descriptions show), is no secret: every message naming the client would show it.
+        // Secrets under 8 bytes are not looked for inside: they would match by chance.
+        let publicText = clientID + " " + issuer + " " + method
+        guard
+            !replySecrets.contains(where: { $0 == clientID || ($0.utf8.count >= 8 && publicText.contains($0)) })
+        else {
+            throw invalid("has a client_secret or registration_access_token that its client_id, issuer or method shows")
         }
         // RFC 7591 §3.2.1 makes `client_secret_expires_at` required with a secret, but servers omit
         // it (the MCP conformance suite's authorization server among them); an absent one reads as
