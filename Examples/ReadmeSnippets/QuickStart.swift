@@ -30,15 +30,3 @@ func quickStart(secret: String) async throws -> String {
     let me = try await Me(authenticator: authenticator).request()
     return "Hello, \(me.name)"
 }
-
-/// README: "Browser sign-in".
-func browserSignIn(issuer: URL, authenticator: OAuthAuthenticator) async throws {
-    let manager = CodeFlowManager(
-        configuration: try AuthenticationConfiguration(
-            metadata: try await AuthorizationServerMetadata.discover(issuer: issuer),
-            client: .none(id: "my-cli"),
-            redirectURI: URL(string: "http://127.0.0.1/callback")!,  // any port: the receiver picks one
-            scope: "profile"),
-        userAgent: LoopbackUserAgent())  // system browser + loopback redirect receiver
-    try await manager.signIn(configuring: authenticator)
-}
