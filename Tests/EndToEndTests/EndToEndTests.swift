@@ -9,7 +9,7 @@ private typealias Server = TestAuthorizationServer
 
 /// Against a real Authlib server, through the public API only.
 ///
-/// Tests whose subject is not expiry use clients whose tokens live 60 s: with the server's 4 s
+/// Tests whose subject is not expiry use clients whose tokens live 60 s: with 4 s tokens (the server's default before)
 /// tokens, a busy machine (the suites run in parallel, some with several processes) can take
 /// long enough between a token and its use that an extra, correct refresh breaks an exact count.
 @Suite(.enabled(if: Server.isConfigured, Server.notRunReason))
@@ -74,7 +74,7 @@ struct EndToEndTests {
 
     @Test func afterTheLifetimeTheNextRequestRefreshesAheadOfTimeOnce() async throws {
         // Tokens of 12 s: the refreshed one (3 s of leeway) is still valid when a loaded machine
-        // sends it; with the server's 4 s it once expired in flight.
+        // sends it; with 4 s tokens (the server's default before) it once expired in flight.
         let client = try await Server.makeClient(public: true, accessTokenLifetime: 12)
         let authenticator = Server.authenticator()
         _ = try await Server.signIn(client, into: authenticator)

@@ -51,7 +51,7 @@ enum TestAuthorizationServer {
     /// A client of its own for one test, so parallel tests never share counts or tokens.
     /// - Parameters:
     ///   - reuseDetection: a rotated-out refresh token presented again revokes the whole grant.
-    ///   - accessTokenLifetime: seconds; the server's default (4 under `Scripts/test`) when `nil`.
+    ///   - accessTokenLifetime: seconds; the server's default (an hour under `Scripts/test`) when `nil`.
     ///   - idTokenAlgorithm: how the server signs this client's ID tokens (RS256 or ES256).
     static func makeClient(
         public isPublic: Bool = false,
@@ -107,7 +107,7 @@ enum TestAuthorizationServer {
         )
     }
 
-    /// An authenticator that refreshes 1 s before expiry (tokens live 4 s here).
+    /// An authenticator that refreshes 1 s before expiry (for tests whose clients ask for short tokens).
     static func authenticator(flow: (any OAuthFlow)? = nil, store: InMemoryTokenStore = InMemoryTokenStore())
         -> OAuthAuthenticator
     {
