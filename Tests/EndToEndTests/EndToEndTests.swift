@@ -9,8 +9,8 @@ private typealias Server = TestAuthorizationServer
 
 /// Against a real Authlib server, through the public API only.
 ///
-/// Tests whose subject is not expiry use clients whose tokens live 60 s: with 4 s tokens (the server's default before)
-/// tokens, a busy machine (the suites run in parallel, some with several processes) can take
+/// Tests whose subject is not expiry use clients whose tokens live 60 s: with 4 s
+/// tokens (the server's default before), a busy machine (the suites run in parallel, some with several processes) can take
 /// long enough between a token and its use that an extra, correct refresh breaks an exact count.
 @Suite(.enabled(if: Server.isConfigured, Server.notRunReason))
 struct EndToEndTests {
