@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ResourceDiscovery", targets: ["ResourceDiscovery"]),
         .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"]),
         .library(name: "AuthenticatedRequestsLogging", targets: ["AuthenticatedRequestsLogging"]),
+        .library(name: "AuthenticatedRequestsMetrics", targets: ["AuthenticatedRequestsMetrics"]),
         .library(name: "OpenAPIAuthentication", targets: ["OpenAPIAuthentication"]),
         .library(name: "PostgresTokenStore", targets: ["PostgresTokenStore"]),
         .library(name: "MCPAuthentication", targets: ["MCPAuthentication"]),
@@ -26,6 +27,12 @@ let package = Package(
         .trait(
             name: "Logging",
             description: "Builds AuthenticatedRequestsLogging, which routes the authenticator's events into swift-log."
+        ),
+        .trait(
+            name: "Metrics",
+            description:
+                "Builds AuthenticatedRequestsMetrics: the authenticator's events as swift-metrics counters, and "
+                + "a transport that traces requests with swift-distributed-tracing."
         ),
         .trait(
             name: "PostgreSQL",
@@ -55,6 +62,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         // Fetched and built only with the PostgreSQL trait enabled.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.25.0"),
+        // The store's and the authenticator's metrics and spans: API packages, no-ops until the
+        // application bootstraps a backend (swift-prometheus, swift-otel).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
         // Fetched and built only with the MCP trait enabled.
         .package(url: "https://github.com/modelcontextprotocol/swift-sdk", exact: "0.12.1"),
         // The `authreq` command-line tool's arguments; no library product uses it.
@@ -120,6 +131,14 @@ let package = Package(
             ]
         ),
         .target(
+            name: "AuthenticatedRequestsMetrics",
+            dependencies: [
+                "AuthenticatedRequests",
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Metrics"])),
+            ]
+        ),
+        .target(
             name: "OpenAPIAuthentication",
             dependencies: [
                 "AuthenticatedRequests",
@@ -135,6 +154,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
         // The `authreq` command-line tool: its commands live in AuthreqCLI, so tests and the fuzz
@@ -175,6 +196,7 @@ let package = Package(
             dependencies: [
                 "CodeFlowOAuth", "OpenAPIAuthentication", "PostgresTokenStore", "OpenIDConnect", "DPoP",
                 "AsyncHTTPClientTransport", "MCPAuthentication", "ResourceDiscovery", "AuthenticatedRequestsLogging",
+                "AuthenticatedRequestsMetrics",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
@@ -200,6 +222,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL", "Metrics"])),
+                .product(
+                    name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["PostgreSQL", "Metrics"])),
+                .product(
+                    name: "InMemoryTracing", package: "swift-distributed-tracing",
+                    condition: .when(traits: ["PostgreSQL", "Metrics"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL", "Metrics"])),
             ],
             path: "Tests/TestSupport"
         ),
@@ -208,6 +238,8 @@ let package = Package(
             dependencies: [
                 "AuthenticatedRequests", "OAuthFlows", "PostgresTokenStore", "ResourceDiscovery",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
             ],
             path: "Tests/TestHelper"
         ),
@@ -237,6 +269,16 @@ let package = Package(
             dependencies: ["AuthenticatedRequestsLogging", "TestSupport"]
         ),
         .testTarget(
+            name: "AuthenticatedRequestsMetricsTests",
+            dependencies: [
+                "AuthenticatedRequestsMetrics", "TestSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
+                .product(
+                    name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Metrics"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Metrics"])),
+            ]
+        ),
+        .testTarget(
             name: "OpenAPIAuthenticationTests",
             dependencies: [
                 "OpenAPIAuthentication", "TestSupport", "DPoP",
@@ -251,6 +293,10 @@ let package = Package(
                 "PostgresTokenStore", "OAuthFlows", "TestSupport", "authreq-test-helper",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
+                .product(
+                    name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
         .testTarget(

@@ -129,6 +129,11 @@ create_postgres() {
         cat "$dir/initdb.log" >&2
         return 1
     fi
+    # Members of the role authreq_password_login sign in with a password (SCRAM), so that tests can
+    # present a wrong one; every other role is trusted on loopback.
+    as_postgres_owner sh -c "{ echo 'host all +authreq_password_login 127.0.0.1/32 scram-sha-256'; \
+        cat '$dir/data/pg_hba.conf'; } >'$dir/data/pg_hba.conf.new' && mv '$dir/data/pg_hba.conf.new' '$dir/data/pg_hba.conf'" \
+        || return 1
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' \
         >"$dir/port"
     echo "${2:-300}" >"$dir/max_connections"
@@ -140,7 +145,8 @@ create_postgres() {
     port="$(cat "$dir/port")"
     "$AUTHREQ_PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U authreq authreq_test || return 1
     "$AUTHREQ_PG_BIN/psql" -q -h 127.0.0.1 -p "$port" -U authreq -d authreq_test \
-        -c "CREATE EXTENSION pg_stat_statements" >/dev/null || return 1
+        -c "CREATE EXTENSION pg_stat_statements" -c "CREATE ROLE authreq_password_login NOLOGIN" \
+        >/dev/null || return 1
     echo "postgres://authreq@127.0.0.1:$port/authreq_test"
 }
 

@@ -8,7 +8,7 @@ let package = Package(
         // No release is tagged yet: follow main (or pin a revision) until 1.0.0.
         .package(
             url: "https://github.com/OWNER/AuthenticatedRequests.git", branch: "main",
-            traits: ["AsyncHTTPClient"])  // optional: AsyncHTTPClient, Logging, MCP, OpenAPI, PostgreSQL
+            traits: ["AsyncHTTPClient"])  // optional: AsyncHTTPClient, Logging, MCP, Metrics, OpenAPI, PostgreSQL
     ],
     targets: [
         .executableTarget(

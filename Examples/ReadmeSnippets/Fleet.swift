@@ -5,12 +5,12 @@
     import PostgresTokenStore
 
     /// README: "Many machines, one grant".
-    func fleetAuthenticator(postgres: PostgresClient, tokenKeyBase64: String, flow: any OAuthFlow) async throws
-        -> OAuthAuthenticator
+    func fleetAuthenticator(database: PostgresConnection.Configuration, tokenKeyBase64: String, flow: any OAuthFlow)
+        async throws -> OAuthAuthenticator
     {
         // Every replica: the same database, table and key.
         let store = try PostgresTokenStore(
-            client: postgres,  // a PostgresClient the service runs (`await postgres.run()`)
+            connection: database,  // host, user, password, database, TLS: the store opens its own connections
             key: TokenEncryptionKey(id: "2026-11", base64: tokenKeyBase64),  // 32 bytes from your secret manager
             configuration: .init(whenUnavailable: .failRefresh))  // the default; see below
         try await store.migrate()  // explicit, versioned, idempotent; or apply PostgresTokenStore.schemaSQL()

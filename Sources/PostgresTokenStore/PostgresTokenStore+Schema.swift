@@ -42,8 +42,8 @@
             let table = self.table
             let logger = self.logger
             let lockID = Self.lockID(table: table, key: "#schema")
-            try await database("#schema", "migrate the schema") {
-                try await client.withTransaction(logger: logger) { connection in
+            try await database("#schema", .migrate, "migrate the schema", waitsForOthers: true) { connection in
+                try await connection.withTransaction(logger: logger) { connection in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(lockID))", logger: logger).drain()
                     try await connection.query(PostgresQuery(unsafeSQL: Schema.versionTableSQL(table)), logger: logger)
                         .drain()
@@ -74,8 +74,10 @@
         @discardableResult
         public func resealEntries() async throws -> Int {
             let currentID = key.id
-            let stale: [(String, String, Data)] = try await database("#reseal", "list entries to reseal") {
-                let rows = try await client.query(
+            let (table, logger) = (self.table, self.logger)
+            let stale: [(String, String, Data)] = try await database("#reseal", .reseal, "list entries to reseal") {
+                connection in
+                let rows = try await connection.query(
                     "SELECT store_key, key_id, sealed FROM \(unescaped: table) WHERE key_id <> \(currentID)",
                     logger: logger)
                 var found: [(String, String, Data)] = []
@@ -87,8 +89,8 @@
                 guard let plaintext = try? open(sealed, keyID: keyID, forKey: storeKey) else { continue }
                 let fresh = try seal(plaintext, forKey: storeKey)
                 // Only over the same sealed value: a refresh that wrote meanwhile wins.
-                let updated = try await database(storeKey, "reseal an entry") {
-                    try await committed { connection in
+                let updated = try await database(storeKey, .reseal, "reseal an entry") { connection in
+                    try await connection.withTransaction(logger: logger) { connection in
                         let rows = try await connection.query(
                             """
                             UPDATE \(unescaped: table) SET key_id = \(currentID), sealed = \(fresh), updated_at = now()

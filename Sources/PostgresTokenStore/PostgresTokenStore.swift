@@ -10,7 +10,8 @@
     ///
     /// ```swift
     /// let store = try PostgresTokenStore(
-    ///     client: postgres,  // a PostgresClient your service runs
+    ///     connection: .init(host: "db.internal", username: "tokens", password: secrets.dbPassword,
+    ///                       database: "app", tls: .require(try .init(configuration: .makeClientConfiguration()))),
     ///     key: TokenEncryptionKey(id: "2026-11", base64: secrets.tokenKey))
     /// try await store.migrate()  // once at start-up; or apply schemaSQL yourself
     /// let authenticator = OAuthAuthenticator(flow: flow, store: store)
@@ -19,21 +20,33 @@
     /// - **Steady state costs nothing.** A request with a valid token in memory does not touch
     ///   the database. Replicas learn of a new token when they need one (expiry, a 401).
     /// - **One refresh per grant.** A refresh holds a lease on the entry: a row in
-    ///   `<table>_leases` with an expiry on the database's clock, renewed while the refresh runs.
-    ///   Other replicas poll for its release with short statements and hold no connection in
-    ///   between; a replica that dies leaves a lease that expires after
+    ///   `<table>_leases` with an expiry on the database's clock, renewed on a connection of its
+    ///   own while the refresh runs. Other replicas poll for its release with short statements
+    ///   and hold no connection in between; a replica that dies leaves a lease that expires after
     ///   ``Configuration/leaseDuration``. Every statement is a transaction of its own, so the store
     ///   works unchanged through PgBouncer's transaction pooling. The engine re-reads the entry
     ///   under the lease, adopts a token another replica stored, and writes its own result only
-    ///   over the token it refreshed from.
+    ///   over the token it refreshed from, and only while it still holds the lease.
+    /// - **Its own few connections.** The store opens at most
+    ///   ``Configuration/maximumConnections`` connections when a statement needs one and closes
+    ///   them ``Configuration/connectionIdleTimeout`` after their last, so a fleet of hundreds of
+    ///   replicas fits PostgreSQL's default 100 connection slots.
+    /// - **Busy is not down.** An attempt refused for a moment (too many connections, a server
+    ///   restarting, a pooler's queue timeout, a serialization failure, a lost connection) is tried
+    ///   again with backoff and jitter until the operation's deadline.
+    /// - **Wrong is not down.** A refused login, a missing privilege, table or database is
+    ///   `TokenStoreError.Code.misconfigured` at once, never an uncoordinated refresh.
     /// - **Sealed at rest.** Entries are sealed with AES-256-GCM under ``TokenEncryptionKey``,
     ///   bound to their table and key; the table holds no plaintext token. A wrong key is
     ///   `TokenStoreError.Code.undecryptable`, never garbage.
-    /// - **Database down.** Requests with a valid token go on. A refresh fails after
-    ///   ``Configuration/operationTimeout`` (no connection) or ``Configuration/responseTimeout``
-    ///   (a connection that answers nothing) with `TokenStoreError.Code.unavailable`
-    ///   rather than refreshing uncoordinated, which would break refresh token rotation; opt in
-    ///   to ``UnavailablePolicy/refreshUncoordinated`` for grants without rotation.
+    /// - **Database down.** Requests with a valid token go on. A refresh fails when the database
+    ///   answered nothing for ``Configuration/responseTimeout`` with
+    ///   `TokenStoreError.Code.unavailable` rather than refreshing uncoordinated, which would
+    ///   break refresh token rotation; opt in to ``UnavailablePolicy/refreshUncoordinated`` for
+    ///   grants without rotation.
+    /// - **Observable.** Operations, retries by cause, lease waits and takeovers, and errors by
+    ///   code go to swift-metrics; each operation is a swift-distributed-tracing span. Both are
+    ///   no-ops until the application bootstraps a backend.
     ///
     /// Enable the package trait `PostgreSQL` to build it.
     public struct PostgresTokenStore: TokenStore {
@@ -41,23 +54,28 @@
         public struct Configuration: Sendable {
             /// The table of entries; letters, digits and `_`, starting with a letter or `_`.
             public var tableName: String
-            /// The longest wait for a connection or a statement, in seconds (the wait for another
-            /// replica's refresh is bounded by the authenticator's `storeLockTimeout` instead).
+            /// The deadline of one store operation (a read, a write, taking the lease), retries
+            /// included, in seconds; 30 unless given. A busy database (all connection slots
+            /// taken, a pooler's queue) is tried again until then. The wait for another replica's
+            /// refresh is bounded by the authenticator's `storeLockTimeout` instead.
             public var operationTimeout: TimeInterval
-            /// The longest wait for the database's answer to a refresh's first statement, which
-            /// never waits for another replica, in seconds; 10 unless given. A database that
-            /// answers nothing (paused, behind a dead link, or a pooler in front of one) is
-            /// reported `TokenStoreError.Code.unavailable` after this long, whatever the lock
-            /// timeout; a lease another replica holds is told apart by that answer and waited for
-            /// up to the authenticator's `storeLockTimeout`. Longer than ``operationTimeout``: a
-            /// healthy server with many replicas starting at once on busy cores was seen taking
-            /// over 5 s.
+            /// How long a database may answer nothing before it is
+            /// `TokenStoreError.Code.unavailable`, in seconds; 10 unless given. A database that
+            /// refuses connections, is paused, or sits behind a dead link is reported after this
+            /// long, whatever ``operationTimeout`` says.
             public var responseTimeout: TimeInterval
             /// How long a refresh lease lasts without renewal, in seconds; 10 unless given. The
-            /// refreshing replica renews it every third of this while it waits for the
-            /// authorization server, so a slow refresh keeps it; a replica that died (or lost the
-            /// database) loses it after at most this long, and another replica takes over.
+            /// refreshing replica renews it every third of this, on a connection of its own, while
+            /// it refreshes, so a slow refresh keeps it; a replica that died (or lost the database)
+            /// loses it after at most this long, and another replica takes over.
             public var leaseDuration: TimeInterval
+            /// The most connections the store opens at once; 4 unless given. A refresh holds one
+            /// for its statements and renews its lease on another.
+            public var maximumConnections: Int
+            /// How long a connection stays open after its last statement, in seconds; 0.05 unless
+            /// given. Short, so that replicas waiting for a refresh hold no connection slot
+            /// between their polls.
+            public var connectionIdleTimeout: TimeInterval
             /// What a refresh does when the database cannot be reached.
             public var whenUnavailable: UnavailablePolicy
             /// Where PostgresNIO's own diagnostics go; nowhere by default.
@@ -66,18 +84,23 @@
             /// Creates settings.
             /// - Parameters:
             ///   - tableName: The table of entries; `authreq_tokens` by default.
-            ///   - operationTimeout: The longest wait for a connection or a statement, in seconds.
-            ///   - responseTimeout: The longest wait for the database's first answer during a
-            ///     refresh, in seconds: how soon a database that answers nothing is reported.
+            ///   - operationTimeout: The deadline of one store operation, retries included, in seconds.
+            ///   - responseTimeout: How long the database may answer nothing before it is
+            ///     reported unavailable, in seconds.
             ///   - leaseDuration: How long a refresh lease lasts without renewal, in seconds: how
             ///     soon another replica takes over from one that died while it refreshed.
+            ///   - maximumConnections: The most connections the store opens at once.
+            ///   - connectionIdleTimeout: How long a connection stays open after its last
+            ///     statement, in seconds.
             ///   - whenUnavailable: What a refresh does when the database cannot be reached.
             ///   - logger: Where PostgresNIO's diagnostics go.
             public init(
                 tableName: String = "authreq_tokens",
-                operationTimeout: TimeInterval = 5,
+                operationTimeout: TimeInterval = 30,
                 responseTimeout: TimeInterval = 10,
                 leaseDuration: TimeInterval = 10,
+                maximumConnections: Int = 4,
+                connectionIdleTimeout: TimeInterval = 0.05,
                 whenUnavailable: UnavailablePolicy = .failRefresh,
                 logger: Logger = Logger(label: "authreq.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
             ) {
@@ -85,6 +108,8 @@
                 self.operationTimeout = operationTimeout
                 self.responseTimeout = responseTimeout
                 self.leaseDuration = leaseDuration
+                self.maximumConnections = maximumConnections
+                self.connectionIdleTimeout = connectionIdleTimeout
                 self.whenUnavailable = whenUnavailable
                 self.logger = logger
             }
@@ -98,31 +123,41 @@
             public static let failRefresh = UnavailablePolicy(name: "failRefresh")
             /// Refresh without the lease and keep the result in memory only. Only for grants whose
             /// refresh can safely run on several replicas at once (client credentials, refresh
-            /// tokens that do not rotate).
+            /// tokens that do not rotate). A store that is misconfigured (a refused login, a
+            /// missing privilege) never refreshes without the lease, whatever this says.
             public static let refreshUncoordinated = UnavailablePolicy(name: "refreshUncoordinated")
         }
 
-        /// The connection pool; the application runs it (`client.run()`).
-        public let client: PostgresClient
         /// The key that seals new entries.
         public let key: TokenEncryptionKey
         /// Older keys that still open entries they sealed, during a rotation.
         public let previousKeys: [TokenEncryptionKey]
         /// The store's settings.
         public let configuration: Configuration
+        /// The store's connections (copies of the store share them).
+        let connections: ConnectionPool
         /// Keeps this store's writes of an entry in order (copies of the store share it).
         let writes = WriteOrder()
+        let metrics: StoreMetrics
 
-        /// Creates a store.
+        /// Creates a store that connects to the database with `connection`.
+        ///
+        /// The store opens its own connections (PostgresNIO's `PostgresConnection`), at most
+        /// ``Configuration/maximumConnections`` at once, each closed soon after its last statement;
+        /// it needs no `run()`. Call ``shutdown()`` to close them before the process ends.
+        ///
         /// - Parameters:
-        ///   - client: The connection pool; the application runs it.
+        ///   - connection: Where and as whom to connect: host (or socket), user, password,
+        ///     database and TLS, as for a `PostgresConnection`.
         ///   - key: The key that seals new entries.
         ///   - previousKeys: Keys that sealed existing entries, during a rotation.
-        ///   - configuration: The table, timeouts and the policy when the database is unavailable.
+        ///   - configuration: The table, timeouts, connections and the policy when the database is
+        ///     unavailable.
         /// - Throws: ``TokenEncryptionKeyError`` when two keys share an id; `TokenStoreError`
-        ///   `.ioFailed` for an invalid table name.
+        ///   `.misconfigured` for a table name PostgreSQL would read otherwise, or a configuration
+        ///   that cannot work (no connection allowed, a non-positive timeout).
         public init(
-            client: PostgresClient,
+            connection: PostgresConnection.Configuration,
             key: TokenEncryptionKey,
             previousKeys: [TokenEncryptionKey] = [],
             configuration: Configuration = Configuration()
@@ -132,14 +167,50 @@
                 throw TokenEncryptionKeyError(message: "Two keys share an id; each key needs its own.")
             }
             try Schema.validate(tableName: configuration.tableName)
-            self.client = client
+            try Self.validate(configuration)
             self.key = key
             self.previousKeys = previousKeys
             self.configuration = configuration
+            self.connections = ConnectionPool(
+                configuration: connection,
+                maximum: configuration.maximumConnections,
+                idleTimeout: .milliseconds(Int64((configuration.connectionIdleTimeout * 1000).rounded())),
+                logger: configuration.logger)
+            self.metrics = StoreMetrics(table: configuration.tableName)
+        }
+
+        /// Refuses settings no fleet can work with, saying what to set.
+        static func validate(_ configuration: Configuration) throws {
+            func refuse(_ message: String) -> TokenStoreError {
+                TokenStoreError(
+                    code: .misconfigured, key: "", path: configuration.tableName,
+                    underlyingError: DatabaseError(sqlState: "", message: message))
+            }
+            guard configuration.maximumConnections >= 2 else {
+                throw refuse(
+                    "maximumConnections is \(configuration.maximumConnections): a refresh needs 2 "
+                        + "(its statements and its lease's renewal). Set 2 or more.")
+            }
+            for (name, value) in [
+                ("operationTimeout", configuration.operationTimeout),
+                ("responseTimeout", configuration.responseTimeout),
+                ("leaseDuration", configuration.leaseDuration),
+            ] where !(value > 0 && value.isFinite) {
+                throw refuse("\(name) is \(value): set a positive number of seconds.")
+            }
+            guard configuration.connectionIdleTimeout >= 0, configuration.connectionIdleTimeout.isFinite else {
+                throw refuse("connectionIdleTimeout is \(configuration.connectionIdleTimeout): set 0 or more seconds.")
+            }
         }
 
         var table: String { configuration.tableName }
         var logger: Logger { configuration.logger }
+
+        /// Closes the store's idle connections and refuses further statements; for a process
+        /// about to end. Statements running finish first.
+        public func shutdown() async {
+            await connections.shutdown()
+        }
 
         // MARK: - TokenStore
 
@@ -149,44 +220,55 @@
         /// The entry for `key`, opened; `nil` when there is none.
         public func load(forKey key: String) async throws -> Data? {
             if Self.isUncoordinated { return nil }
-            let row = try await database(key, "read the entry") { () -> (String, Data)? in
-                let rows = try await query(
-                    "SELECT key_id, sealed FROM \(unescaped: table) WHERE store_key = \(key)")
-                for try await row in rows.decode((String, Data).self) { return row }
-                return nil
-            }
+            let row = try await read(key, .load, "read the entry", until: Self.adoptDeadline)
             guard let (keyID, sealed) = row else { return nil }
             return try open(sealed, keyID: keyID, forKey: key)
         }
 
-        /// Seals `data` with ``key`` and writes it in one statement (never a torn entry).
+        /// The entry's row, read until `deadline` (the operation's own by default).
+        func read(
+            _ key: String, _ operation: StoreMetrics.Operation, _ step: String,
+            until deadline: ContinuousClock.Instant? = nil
+        ) async throws -> (String, Data)? {
+            let table = self.table
+            let logger = self.logger
+            return try await database(key, operation, step, until: deadline) { connection -> (String, Data)? in
+                let rows = try await connection.query(
+                    "SELECT key_id, sealed FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger)
+                for try await row in rows.decode((String, Data).self) { return row }
+                return nil
+            }
+        }
+
+        /// Seals `data` with ``key`` and writes it in one statement (never a torn entry). Under a
+        /// refresh lease, the write commits only while that lease is still this replica's;
+        /// otherwise it throws `TokenStoreError` `.leaseLost`.
         public func save(_ data: Data, forKey key: String) async throws {
             if Self.isUncoordinated { return }
             let sealed = try seal(data, forKey: key)
             let keyID = self.key.id
-            try await write(key, "write the entry") { write in
-                try await committed(write) { connection in
-                    try await connection.query(
-                        """
-                        INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
-                        VALUES (\(key), \(keyID), \(sealed), now())
-                        ON CONFLICT (store_key) DO UPDATE
-                        SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
-                        """, logger: logger
-                    ).drain()
-                }
+            let (table, logger) = (self.table, self.logger)
+            try await write(key, .save, "write the entry") { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: table) (store_key, key_id, sealed, updated_at)
+                    VALUES (\(key), \(keyID), \(sealed), now())
+                    ON CONFLICT (store_key) DO UPDATE
+                    SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed, updated_at = now()
+                    """, logger: logger
+                ).drain()
             }
         }
 
-        /// Removes the entry for `key`.
+        /// Removes the entry for `key`; under a refresh lease, only while it is still this
+        /// replica's.
         public func removeValue(forKey key: String) async throws {
             if Self.isUncoordinated { return }
-            try await write(key, "remove the entry") { write in
-                try await committed(write) { connection in
-                    try await connection.query(
-                        "DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger
-                    ).drain()
-                }
+            let (table, logger) = (self.table, self.logger)
+            try await write(key, .remove, "remove the entry") { connection in
+                try await connection.query(
+                    "DELETE FROM \(unescaped: table) WHERE store_key = \(key)", logger: logger
+                ).drain()
             }
         }
 
@@ -225,96 +307,120 @@
 
         // MARK: - Database calls
 
-        /// Runs `query`, which reads, on the connection the refreshing replica holds
-        /// (``pinnedConnection``), or else on any pooled connection. Statements that change rows go
-        /// through ``committed(_:_:)``.
-        func query(_ query: PostgresQuery) async throws -> PostgresRowSequence {
-            if let connection = Self.pinnedConnection {
-                return try await connection.query(query, logger: logger)
-            }
-            return try await client.query(query, logger: logger)
-        }
-
-        /// Runs `statement`, which changes rows, in a transaction of its own on the pinned
-        /// connection or a pooled one, and returns once the database has answered its `COMMIT`.
+        /// Runs `operation` on a connection until it succeeds, fails for good, or `deadline`
+        /// (``Configuration/operationTimeout`` from now unless given) passes; in a span, timed.
         ///
-        /// A statement's answer alone does not prove its change was kept: PostgreSQL answers a
-        /// statement of an implicit transaction before it commits it (at the protocol's Sync), and
-        /// a backend cut in between (terminated, its server shutting down) sends that answer with
-        /// its last message and drops the change. A write counted as done then was lost, and a
-        /// refresh lease counted as held was invisible to the other replicas. The answer to
-        /// `COMMIT` comes only after the commit.
-        /// With `write`, the transaction asks it before committing (``WriteOrder``).
-        func committed<Value: Sendable>(
-            _ write: WriteOrder.Write? = nil,
-            _ statement: @escaping @Sendable (PostgresConnection) async throws -> Value
-        ) async throws -> Value {
-            if let connection = Self.pinnedConnection {
-                return try await connection.withTransaction(logger: logger) {
-                    try await Self.run(statement, then: write, on: $0)
-                }
-            }
-            return try await client.withTransaction(logger: logger) {
-                try await Self.run(statement, then: write, on: $0)
-            }
-        }
-
-        /// The body of ``committed(_:_:)``'s transaction: `statement`, then asking `write` before
-        /// the `COMMIT`.
-        private static func run<Value: Sendable>(
-            _ statement: @Sendable (PostgresConnection) async throws -> Value,
-            then write: WriteOrder.Write?,
-            on connection: PostgresConnection
-        ) async throws -> Value {
-            let value = try await statement(connection)
-            try write?.mayCommit()
-            return value
-        }
-
-        /// The connection that the replica holding a refresh lease keeps for its statements
-        /// until it releases the lease, so that its write never waits for a free connection
-        /// slot while a fleet's waiters poll.
-        @TaskLocal static var pinnedConnection: PostgresConnection?
-
-        /// Runs `operation` within ``Configuration/operationTimeout``, turning failures into
-        /// `TokenStoreError`s: `.unavailable` when the database cannot be reached, `.ioFailed`
-        /// with the server's message otherwise.
-        /// `step` names the statement in the error when it timed out.
+        /// With `waitsForOthers`, a statement that waits for other replicas (a lock) is bounded by
+        /// the deadline alone. A ``TransientFailure`` is tried again after a ``Backoff``, while `mayRetry` allows
+        /// (a write that asked to commit may have committed). The operation ends
+        /// `TokenStoreError` `.unavailable` once the database has answered nothing for
+        /// ``Configuration/responseTimeout``, or at the deadline with the last failure; every
+        /// other failure ends it at once (``storeError(_:key:)``). `step` names the statement
+        /// in the error when it timed out.
         @discardableResult
         func database<Value: Sendable>(
             _ key: String,
+            _ operation: StoreMetrics.Operation,
             _ step: String,
-            _ operation: @escaping @Sendable () async throws -> Value
+            until deadline: ContinuousClock.Instant? = nil,
+            waitsForOthers: Bool = false,
+            mayRetry: @escaping @Sendable () -> Bool = { true },
+            _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
         ) async throws -> Value {
-            do {
-                return try await Bounded.run(within: configuration.operationTimeout, operation)
-            } catch let error as TokenStoreError {
-                throw error
-            } catch is Bounded.TimedOut {
-                throw timedOut(step, after: configuration.operationTimeout, key: key)
-            } catch {
-                throw storeError(error, key: key)
+            let deadline = deadline ?? .now + .seconds(configuration.operationTimeout)
+            let held = Self.heldLease
+            let (connections, metrics) = (self.connections, self.metrics)
+            // A statement that waits for other replicas on purpose (migrate()'s lock) is silent
+            // while it waits: only the deadline bounds it.
+            let responseTimeout = Duration.seconds(
+                waitsForOthers ? configuration.operationTimeout : configuration.responseTimeout)
+            return try await metrics.span(operation) {
+                var lastAnswer = ContinuousClock.now
+                var backoff = Backoff()
+                var lastFailure: (any Error)?
+                while true {
+                    let limit = min(deadline, lastAnswer + responseTimeout)
+                    let remaining = ContinuousClock.now.duration(to: limit)
+                    guard remaining > .zero else {
+                        throw lastFailure.map { storeError($0, key: key) }
+                            ?? timedOut(step, after: ContinuousClock.now - lastAnswer, key: key)
+                    }
+                    do {
+                        return try await Bounded.run(within: Self.seconds(remaining)) {
+                            if let connection = held?.connection() {
+                                do {
+                                    return try await ConnectionPool.run(body, on: connection)
+                                } catch {
+                                    if !ConnectionPool.leavesConnectionUsable(error) { held?.dropConnection() }
+                                    throw error
+                                }
+                            }
+                            return try await connections.withConnection(body)
+                        }
+                    } catch is Bounded.TimedOut {
+                        throw timedOut(step, after: ContinuousClock.now - lastAnswer, key: key)
+                    } catch {
+                        guard let transient = TransientFailure(error), mayRetry() else {
+                            throw storeError(error, key: key)
+                        }
+                        if transient.answered { lastAnswer = .now }
+                        lastFailure = error
+                        let pause = min(backoff.next(), Self.seconds(ContinuousClock.now.duration(to: deadline)))
+                        guard pause > 0 else { continue }
+                        metrics.recordRetry(operation, cause: transient.cause)
+                        try await Task.sleep(for: .seconds(pause))
+                    }
+                }
             }
         }
 
-        /// `.unavailable`: no answer to `step` within `seconds`.
-        func timedOut(_ step: String, after seconds: TimeInterval, key: String) -> TokenStoreError {
-            TokenStoreError(
+        static func seconds(_ duration: Duration) -> Double {
+            let (seconds, attoseconds) = duration.components
+            return Double(seconds) + Double(attoseconds) / 1e18
+        }
+
+        /// `.unavailable`: no answer to `step` for `duration`.
+        func timedOut(_ step: String, after duration: Duration, key: String) -> TokenStoreError {
+            let seconds = (Self.seconds(duration) * 10).rounded() / 10
+            return TokenStoreError(
                 code: .unavailable, key: key, path: table,
                 underlyingError: DatabaseError(
                     sqlState: "", message: "no answer within \(seconds) s to \(step)", isStoreRefusal: false))
         }
 
-        /// Runs the write `operation` like ``database(_:_:)``, in ``WriteOrder`` after this store's
-        /// earlier writes of `key`: a write whose caller timed out cannot land over a newer one.
-        /// `operation` passes its ``WriteOrder/Write`` to ``committed(_:_:)``.
+        /// Runs the write `statement` in a transaction of its own, like ``database(_:_:_:until:mayRetry:_:)``,
+        /// in ``WriteOrder`` after this store's earlier writes of `key` (a write whose caller timed
+        /// out cannot land over a newer one), and returns once the database has answered its
+        /// `COMMIT`. Under a refresh lease, the transaction commits only while the lease is still
+        /// this replica's (``RefreshLease/fence(on:)``).
+        ///
+        /// A statement's answer alone does not prove its change was kept: PostgreSQL answers a
+        /// statement of an implicit transaction before it commits it (at the protocol's Sync), and
+        /// a backend cut in between (terminated, its server shutting down) sends that answer with
+        /// its last message and drops the change. The answer to `COMMIT` comes only after the commit.
         func write(
-            _ key: String, _ step: String, _ operation: @escaping @Sendable (WriteOrder.Write) async throws -> Void
+            _ key: String,
+            _ operation: StoreMetrics.Operation,
+            _ step: String,
+            _ statement: @escaping @Sendable (PostgresConnection) async throws -> Void
         ) async throws {
+            // Every write of the holder, whatever its entry (the in-flight record has a key of its
+            // own), commits only while the lease is still its own.
+            let fence = Self.heldLease?.lease
+            let logger = self.logger
             do {
-                try await writes.run(key, within: configuration.operationTimeout, operation)
+                try await writes.run(key, within: configuration.operationTimeout + configuration.responseTimeout) {
+                    write in
+                    try await database(key, operation, step, mayRetry: { !write.askedToCommit }) { connection in
+                        try await connection.withTransaction(logger: logger) { connection in
+                            try await statement(connection)
+                            try await fence?.fence(on: connection)
+                            try write.mayCommit()
+                        }
+                    }
+                }
             } catch is Bounded.TimedOut {
-                throw timedOut(step, after: configuration.operationTimeout, key: key)
+                throw timedOut(step, after: .seconds(configuration.operationTimeout), key: key)
             } catch {
                 throw storeError(error, key: key)
             }
@@ -329,6 +435,14 @@
             {
                 return storeError(inner, key: key)
             }
+            if error is RefreshLease.Lost {
+                metrics.recordLeaseLost()
+                return TokenStoreError(
+                    code: .leaseLost, key: key, path: table,
+                    underlyingError: DatabaseError(
+                        sqlState: "",
+                        message: "another replica took over the refresh lease; the write was not committed"))
+            }
             // The store's own refusal (a schema newer than this release): the database answered.
             if let error = error as? DatabaseError, error.isStoreRefusal {
                 return TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)
@@ -341,18 +455,31 @@
                         code: .misconfigured, key: key, path: table,
                         underlyingError: DatabaseError(sqlState: sqlState, message: "\(message). \(fix)"))
                 }
-                // Class 08 (connection exception) and 57P (the server shutting down or starting):
-                // the database is away, not wrong.
+                // Busy, restarting or cut off: the database is away for now, not wrong.
                 let code: TokenStoreError.Code =
-                    sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") ? .unavailable : .ioFailed
+                    TransientFailure.cause(sqlState: sqlState) != nil ? .unavailable : .ioFailed
                 return TokenStoreError(
                     code: code, key: key, path: table,
                     underlyingError: DatabaseError(sqlState: sqlState, message: message))
             }
-            if error is CancellationError {
+            if let error = error as? PSQLError, Self.isConfigurationFailure(error.code) {
+                return TokenStoreError(
+                    code: .misconfigured, key: key, path: table,
+                    underlyingError: DatabaseError(
+                        sqlState: "",
+                        message: "PostgreSQL connection: \(error.code). Check the connection's TLS and "
+                            + "authentication settings against the server's."))
+            }
+            if error is CancellationError || error is ConnectionPool.ShutDown {
                 return TokenStoreError(code: .ioFailed, key: key, path: table, underlyingError: error)
             }
             return TokenStoreError(code: .unavailable, key: key, path: table, underlyingError: DatabaseError(error))
+        }
+
+        /// Connection failures that no retry cures: the client and server disagree on TLS or
+        /// on how to authenticate.
+        static func isConfigurationFailure(_ code: PSQLError.Code) -> Bool {
+            [.sslUnsupported, .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError].contains(code)
         }
 
         /// What to fix for a SQLSTATE that no retry cures: the store's role or table is wrong, not
@@ -362,7 +489,7 @@
         static func configurationProblem(sqlState: String) -> String? {
             switch sqlState {
             case _ where sqlState.hasPrefix("28"):
-                "The database refused the role's login: check the user and password of the store's client."
+                "The database refused the role's login: check the user and password of the store's connection."
             case "42501":
                 "The role lacks a privilege: grant SELECT, INSERT, UPDATE, DELETE on the table and its _leases "
                     + "table (and CREATE on the schema to run migrate())."
@@ -370,11 +497,14 @@
                 "The table is missing or not the store's: run migrate() (or PostgresTokenStore.schemaSQL()) "
                     + "for this table name."
             case "3F000", "3D000":
-                "The schema or database does not exist: check the client's configuration."
+                "The schema or database does not exist: check the connection's configuration."
             default:
                 nil
             }
         }
+
+        /// The refresh lease this task holds, and the connection it keeps for its statements.
+        @TaskLocal static var heldLease: HeldLease?
 
         /// Set while a refresh runs without the lease because the database is unavailable
         /// (``UnavailablePolicy/refreshUncoordinated``): reads find nothing, writes are skipped.

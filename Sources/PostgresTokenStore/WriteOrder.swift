@@ -90,6 +90,13 @@
                 try move(to: .committing)
             }
 
+            /// Whether the write asked to commit (or finished): a failed attempt may then have
+            /// committed, and trying it again could land it after a newer write.
+            var askedToCommit: Bool {
+                let progress = state.withLock { $0.progress }
+                return progress == .committing || progress == .finished
+            }
+
             /// Throws ``GivenUp`` when the caller gave up already.
             func checkNotGivenUp() throws {
                 if state.withLock({ $0.progress }) == .givenUp { throw GivenUp() }

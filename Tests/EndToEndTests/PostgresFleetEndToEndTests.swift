@@ -30,7 +30,7 @@
             let url = try #require(Database.shared)
             return try await Database.withClient(url) { client in
                 let store = try PostgresTokenStore(
-                    client: client, key: key,
+                    connection: Database.connection(for: client), key: key,
                     configuration: .init(tableName: table, operationTimeout: Database.operationTimeout))
                 try await store.migrate()
                 return try await body(store, client)

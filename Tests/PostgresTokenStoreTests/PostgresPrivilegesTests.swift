@@ -28,7 +28,7 @@
             _ client: PostgresClient, whenUnavailable: PostgresTokenStore.UnavailablePolicy = .failRefresh
         ) throws -> PostgresTokenStore {
             try PostgresTokenStore(
-                client: client, key: TokenEncryptionKey.random(id: "k1"),
+                connection: Database.connection(for: client), key: TokenEncryptionKey.random(id: "k1"),
                 configuration: .init(
                     tableName: table, operationTimeout: Database.operationTimeout, whenUnavailable: whenUnavailable))
         }
@@ -100,6 +100,60 @@
             #expect(refreshed.withLock { $0 } == 0, "no refresh without the lease")
             // Reported at once, not at the lease's or the statement's timeout.
             #expect(ContinuousClock.now - started < .seconds(Database.operationTimeout))
+        }
+
+        /// A store whose login the database refuses: a wrong password (a role that signs in with
+        /// SCRAM) or a role that does not exist. The refresh's first statement reports it at
+        /// once as `.misconfigured` with what to check, not after the 30 s bounds as
+        /// `.unavailable`, and nothing refreshes, under either policy.
+        @Test(arguments: [PostgresTokenStore.UnavailablePolicy.failRefresh, .refreshUncoordinated])
+        func aRefusedLoginIsMisconfiguredAtOnceAndNothingRefreshes(policy: PostgresTokenStore.UnavailablePolicy)
+            async throws
+        {
+            let admin = try #require(Database.shared)
+            try await Database.withClient(admin) { client in
+                try await store(client).migrate()
+                try await client.query(
+                    "CREATE ROLE \(unescaped: role) LOGIN PASSWORD 'the-right-one' IN ROLE authreq_password_login",
+                    logger: Database.logger
+                ).drain()
+                try await client.query(
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON \(unescaped: table), \(unescaped: table)_leases TO \(unescaped: role)",
+                    logger: Database.logger
+                ).drain()
+            }
+            var rightPassword = Database.connection(admin)
+            rightPassword.username = role
+            rightPassword.password = "the-right-one"
+            var wrongPassword = rightPassword
+            wrongPassword.password = "a-wrong-one"
+            var missingRole = Database.connection(admin)
+            missingRole.username = "no_such_role_\(UUID().uuidString.prefix(8).lowercased())"
+            // The right password works: the refusals below are the login's, nothing else.
+            let working = try PostgresTokenStore(
+                connection: rightPassword, key: TokenEncryptionKey.random(id: "k1"),
+                configuration: .init(tableName: table, operationTimeout: Database.operationTimeout))
+            try await working.save(Data("entry".utf8), forKey: "k")
+            for connection in [wrongPassword, missingRole] {
+                let store = try PostgresTokenStore(
+                    connection: connection, key: TokenEncryptionKey.random(id: "k1"),
+                    configuration: .init(
+                        tableName: table, operationTimeout: 30, responseTimeout: 30, whenUnavailable: policy))
+                let refreshed = Locked(0)
+                let started = ContinuousClock.now
+                let error = await #expect(throws: TokenStoreError.self) {
+                    try await store.withRefreshLock(forKey: "k", timeout: 30) { refreshed.withLock { $0 += 1 } }
+                }
+                let waited = ContinuousClock.now - started
+                #expect(error?.code == .misconfigured, "\(String(describing: error))")
+                #expect("\(String(describing: error))".contains("user and password"), "what to check")
+                #expect(!"\(String(describing: error))".contains("a-wrong-one"), "no password in the error")
+                #expect(refreshed.withLock { $0 } == 0, "no refresh without the lease")
+                // At once: the bounds are 30 s, and the first answer decides.
+                #expect(waited < .seconds(10), "reported after \(waited)")
+                let loadError = await #expect(throws: TokenStoreError.self) { try await store.load(forKey: "k") }
+                #expect(loadError?.code == .misconfigured)
+            }
         }
     }
 #endif

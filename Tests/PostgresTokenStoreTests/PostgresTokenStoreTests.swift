@@ -26,7 +26,7 @@
             migrate: Bool = true
         ) async throws -> PostgresTokenStore {
             let store = try PostgresTokenStore(
-                client: client, key: key ?? self.key, previousKeys: previousKeys,
+                connection: Database.connection(for: client), key: key ?? self.key, previousKeys: previousKeys,
                 configuration: .init(tableName: table, operationTimeout: Database.operationTimeout))
             if migrate { try await store.migrate() }
             return store
@@ -87,7 +87,8 @@
         func tableNamesThatAreNotPlainIdentifiersAreRefused(_ name: String) async throws {
             let client = Database.client(try #require(Database.shared))
             #expect(throws: TokenStoreError.self) {
-                _ = try PostgresTokenStore(client: client, key: key, configuration: .init(tableName: name))
+                _ = try PostgresTokenStore(
+                    connection: Database.connection(for: client), key: key, configuration: .init(tableName: name))
             }
         }
 
@@ -176,7 +177,7 @@
             #expect(try TokenEncryptionKey(id: "k", base64: key.base64).base64 == key.base64)
             let client = Database.client(URL(string: "postgres://x@127.0.0.1:1/x")!)
             #expect(throws: TokenEncryptionKeyError.self) {
-                _ = try PostgresTokenStore(client: client, key: key, previousKeys: [key])
+                _ = try PostgresTokenStore(connection: Database.connection(for: client), key: key, previousKeys: [key])
             }
         }
 
@@ -349,7 +350,7 @@
             try await Database.withClient(url) { client in
                 _ = try await storeWithExpiredGrant(client, flow)
                 let store = try PostgresTokenStore(
-                    client: client, key: key,
+                    connection: Database.connection(for: client), key: key,
                     configuration: .init(
                         tableName: table, operationTimeout: Database.operationTimeout, leaseDuration: 4))
                 let first = OAuthAuthenticator(flow: flow, store: store)

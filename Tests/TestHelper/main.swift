@@ -32,6 +32,8 @@ import OAuthFlows
 import ResourceDiscovery
 
 #if PostgreSQL
+    import Metrics
+    import MetricsTestKit
     import PostgresNIO
     import PostgresTokenStore
 #endif
@@ -136,32 +138,28 @@ func withStores<Value>(_ location: String, _ body: ([CrashingStore]) async throw
                 let key = environment["AUTHREQ_HELPER_TOKEN_KEY"]
             else { fail("a postgres:// store needs AUTHREQ_HELPER_TABLE and AUTHREQ_HELPER_TOKEN_KEY") }
             let replicas = environment["AUTHREQ_HELPER_REPLICAS"].flatMap { Int($0) } ?? 1
-            var options = PostgresClient.Configuration.Options()
-            if let maximum = environment["AUTHREQ_HELPER_PG_MAX_CONNECTIONS"].flatMap({ Int($0) }) {
-                options.maximumConnections = maximum
-            }
-            if let idle = environment["AUTHREQ_HELPER_PG_IDLE_MS"].flatMap({ Int($0) }) {
-                options.connectionIdleTimeout = .milliseconds(idle)
-            }
-            var configuration = PostgresClient.Configuration(
-                host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
-                password: nil, database: String(url.path.dropFirst()), tls: .disable)
-            configuration.options = options
-            let clients = (0..<replicas).map { _ in PostgresClient(configuration: configuration) }
+            // The SDK's defaults unless a test says otherwise.
             var storeConfiguration = PostgresTokenStore.Configuration(tableName: table)
+            if let maximum = environment["AUTHREQ_HELPER_PG_MAX_CONNECTIONS"].flatMap({ Int($0) }) {
+                storeConfiguration.maximumConnections = maximum
+            }
+            if let idle = environment["AUTHREQ_HELPER_PG_IDLE_MS"].flatMap({ Double($0) }) {
+                storeConfiguration.connectionIdleTimeout = idle / 1000
+            }
             if let seconds = environment["AUTHREQ_HELPER_PG_TIMEOUT"].flatMap(TimeInterval.init) {
                 storeConfiguration.operationTimeout = seconds
                 storeConfiguration.responseTimeout = seconds
             }
-            let stores = try clients.map { client in
+            let connection = PostgresConnection.Configuration(
+                host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
+                password: url.password, database: String(url.path.dropFirst()), tls: .disable)
+            let stores = try (0..<replicas).map { _ in
                 CrashingStore(
                     base: try PostgresTokenStore(
-                        client: client, key: TokenEncryptionKey(id: "test", base64: key),
+                        connection: connection, key: TokenEncryptionKey(id: "test", base64: key),
                         configuration: storeConfiguration),
                     directory: nil)
             }
-            let runners = clients.map { client in Task { await client.run() } }
-            defer { runners.forEach { $0.cancel() } }
             return try await body(stores)
         #else
             fail("this helper was built without the PostgreSQL trait")
@@ -228,9 +226,30 @@ func printSummary(
         "successes": outcomes.filter { $0 == nil }.count, "errors": errors, "replicasServed": served,
     ]
     if let lastServedAt { summary["lastServedAt"] = lastServedAt }
+    #if PostgreSQL
+        if let metrics = storeMetrics {
+            var retries: [String: Int64] = [:]
+            for counter in metrics.counters(label: "authreq_store_retries_total") {
+                let cause = counter.dimensions.first { $0.0 == "cause" }?.1 ?? "?"
+                retries[cause, default: 0] += counter.totalValue
+            }
+            summary["retries"] = retries
+        }
+    #endif
     let json = try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys])
     print(String(decoding: json, as: UTF8.self))
 }
+
+#if PostgreSQL
+    /// The stores' metrics, kept in memory when `AUTHREQ_HELPER_METRICS` is set, so that the JSON
+    /// line can count retries by cause.
+    let storeMetrics: TestMetrics? = {
+        guard ProcessInfo.processInfo.environment["AUTHREQ_HELPER_METRICS"] != nil else { return nil }
+        let metrics = TestMetrics()
+        MetricsSystem.bootstrap(metrics)
+        return metrics
+    }()
+#endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {

@@ -1,4 +1,5 @@
 #if PostgreSQL
+    import AuthenticatedRequests
     import Foundation
     import Logging
     import PostgresNIO
@@ -26,6 +27,28 @@
         /// suites run at once on two cores, and a first connection can take seconds then.
         package static let operationTimeout: TimeInterval = 30
 
+        /// How a store connects to `url` (`postgres://user@host:port/database`).
+        package static func connection(_ url: URL) -> PostgresConnection.Configuration {
+            PostgresConnection.Configuration(
+                host: url.host ?? "127.0.0.1",
+                port: url.port ?? 5432,
+                username: url.user ?? "authreq",
+                password: url.password,
+                database: String(url.path.dropFirst()),
+                tls: .disable)
+        }
+
+        /// How a store connects to the database `client` (made by ``client(_:maximumConnections:)``)
+        /// connects to.
+        package static func connection(for client: PostgresClient) -> PostgresConnection.Configuration {
+            guard let url = clientURLs.withLock({ $0[ObjectIdentifier(client)] }) else {
+                preconditionFailure("not a client of PostgresTestDatabase.client(_:)")
+            }
+            return connection(url)
+        }
+
+        private static let clientURLs = Locked<[ObjectIdentifier: URL]>([:])
+
         /// A client for `url` (`postgres://user@host:port/database`), not yet running.
         package static func client(_ url: URL, maximumConnections: Int = 20) -> PostgresClient {
             var options = PostgresClient.Configuration.Options()
@@ -41,7 +64,9 @@
             )
             var withOptions = configuration
             withOptions.options = options
-            return PostgresClient(configuration: withOptions)
+            let client = PostgresClient(configuration: withOptions)
+            clientURLs.withLock { $0[ObjectIdentifier(client)] = url }
+            return client
         }
 
         /// Runs `body` with a running client for `url`, and stops the client afterwards.

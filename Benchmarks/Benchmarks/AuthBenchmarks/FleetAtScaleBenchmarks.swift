@@ -23,15 +23,11 @@ enum FleetAtScale {
         return url
     }
 
-    static func client(_ url: URL, direct: Bool, maximumConnections: Int? = nil) -> PostgresClient {
+    static func client(_ url: URL, maximumConnections: Int) -> PostgresClient {
         var configuration = PostgresClient.Configuration(
             host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
             password: nil, database: String(url.path.dropFirst()), tls: .disable)
-        if let maximumConnections { configuration.options.maximumConnections = maximumConnections }
-        if direct {
-            configuration.options.maximumConnections = 2
-            configuration.options.connectionIdleTimeout = .milliseconds(25)
-        }
+        configuration.options.maximumConnections = maximumConnections
         let client = PostgresClient(configuration: configuration)
         Task.detached { await client.run() }
         return client
@@ -42,16 +38,19 @@ enum FleetAtScale {
     }()
 
     /// The benchmark's own connection, straight to the server (one, which the count leaves out).
-    static let monitor = client(url("AUTHREQ_TEST_POSTGRES_FLEET"), direct: false, maximumConnections: 1)
-    /// 200 replicas' pools per route, made once.
-    static let direct = (0..<200).map { _ in client(url("AUTHREQ_TEST_POSTGRES_FLEET"), direct: true) }
-    static let pooled = (0..<200).map { _ in client(url("AUTHREQ_TEST_PGBOUNCER_FLEET"), direct: false) }
+    static let monitor = client(url("AUTHREQ_TEST_POSTGRES_FLEET"), maximumConnections: 1)
+    /// 200 replicas' stores per route, made once, at the store's default settings.
+    static let direct = (0..<200).map { _ in connection(url("AUTHREQ_TEST_POSTGRES_FLEET")) }
+    static let pooled = (0..<200).map { _ in connection(url("AUTHREQ_TEST_PGBOUNCER_FLEET")) }
 
-    static func store(_ client: PostgresClient) throws -> PostgresTokenStore {
-        // The benchmark's 200 pools and the server share two cores: the tests' patient bound.
-        try PostgresTokenStore(
-            client: client, key: key,
-            configuration: .init(tableName: table, operationTimeout: 30, responseTimeout: 30))
+    static func connection(_ url: URL) -> PostgresConnection.Configuration {
+        PostgresConnection.Configuration(
+            host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
+            password: nil, database: String(url.path.dropFirst()), tls: .disable)
+    }
+
+    static func store(_ connection: PostgresConnection.Configuration) throws -> PostgresTokenStore {
+        try PostgresTokenStore(connection: connection, key: key, configuration: .init(tableName: table))
     }
 
     static func statements() async throws -> Int {
@@ -90,10 +89,10 @@ func fleetAtScaleBenchmarks() {
                     metrics: [.wallClock, .throughput, served, statements, refreshes, peak], maxDuration: .seconds(30),
                     maxIterations: 5)
             ) { benchmark in
-                try await FleetAtScale.store(FleetAtScale.monitor).migrate()
+                try await FleetAtScale.store(FleetAtScale.connection(url("AUTHREQ_TEST_POSTGRES_FLEET"))).migrate()
                 let key = "scale-\(iteration.next())@https://auth.example.com/token"
                 let flow = SlowFlow(storeKey: key)
-                try await FleetAtScale.store(FleetAtScale.monitor).save(
+                try await FleetAtScale.store(FleetAtScale.connection(url("AUTHREQ_TEST_POSTGRES_FLEET"))).save(
                     try JSONEncoder().encode(Fixtures.expiredToken()), forKey: key)
                 let clients = (throughPgBouncer ? FleetAtScale.pooled : FleetAtScale.direct).prefix(size)
                 let replicas = try clients.map { OAuthAuthenticator(flow: flow, store: try FleetAtScale.store($0)) }

@@ -50,7 +50,13 @@ enum Fleet {
 
     /// One store per machine; index `replicas` is the benchmark's own connection.
     static func store(_ index: Int) throws -> PostgresTokenStore {
-        try PostgresTokenStore(client: clients[index], key: key, configuration: .init(tableName: table))
+        guard let text = ProcessInfo.processInfo.environment["AUTHREQ_TEST_POSTGRES"], let url = URL(string: text)
+        else { fatalError("Benchmarks/run starts PostgreSQL and sets AUTHREQ_TEST_POSTGRES") }
+        return try PostgresTokenStore(
+            connection: PostgresConnection.Configuration(
+                host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: url.user ?? "authreq",
+                password: nil, database: String(url.path.dropFirst()), tls: .disable),
+            key: key, configuration: .init(tableName: table))
     }
 
     static func migrate() async throws { try await store(replicas).migrate() }

@@ -4,12 +4,14 @@ import PostgresNIO
 import PostgresTokenStore
 
 /// A replica's authenticator, sharing one grant with every other replica through PostgreSQL.
-func replicaAuthenticator(postgres: PostgresClient, tokenKey: String, flow: any OAuthFlow) async throws
+func replicaAuthenticator(databasePassword: String, tokenKey: String, flow: any OAuthFlow) async throws
     -> OAuthAuthenticator
 {
-    // `postgres` runs: `await postgres.run()` in a task of its own.
+    // The store opens its own few connections; it needs no `run()`.
     let store = try PostgresTokenStore(
-        client: postgres,
+        connection: .init(
+            host: "db.internal", username: "tokens", password: databasePassword,
+            database: "app", tls: .disable),  // use .require(…) across a network
         key: TokenEncryptionKey(id: "2026-11", base64: tokenKey))
     try await store.migrate()
     return OAuthAuthenticator(flow: flow, store: store)

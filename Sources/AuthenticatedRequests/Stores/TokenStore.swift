@@ -116,6 +116,10 @@ public struct TokenStoreError: Error, CustomStringConvertible {
         /// The store's configuration cannot work (a table name the database reads otherwise);
         /// the message says what to change. Nothing was read or written.
         public static let misconfigured = Code("store misconfigured")
+        /// A write under the entry's refresh lock was refused because another process had taken
+        /// the lock over (this one could not renew it in time): the write would have landed over
+        /// the newer holder's. Nothing was written; the newer holder's refresh stands.
+        public static let leaseLost = Code("refresh lease lost")
         /// The code's name.
         public var description: String { name }
     }
