@@ -35,6 +35,8 @@ enum FuzzTargets {
         "authorization-details": authorizationDetails,
         "signed-authorization-response": signedAuthorizationResponse,
         "userinfo-claim-sources": userInfoClaimSources,
+        "backchannel-reply": backchannelReply,
+        "backchannel-notification": backchannelNotification,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -152,6 +154,37 @@ enum FuzzTargets {
         check(authorization.expiresAt > now, "codes that expired when issued")
         check(authorization.expiresAt.timeIntervalSince(now) <= 86_400, "codes that live beyond a day")
         _ = authorization.description
+    }
+
+    /// A CIBA backchannel authentication response (CIBA Core §7.3): what is accepted has a
+    /// bounded identifier, interval and lifetime, and its description never shows the identifier.
+    static func backchannelReply(_ data: Data) {
+        let sent = reply(status: 200, body: data)
+        guard let authentication = try? BackchannelAuthenticationFlow.authentication(from: sent, bindingMessage: "m")
+        else { return }
+        check(
+            !authentication.authRequestID.isEmpty && authentication.authRequestID.utf8.count <= 1024, "an unusable id")
+        check(authentication.interval.isFinite && authentication.interval >= 1, "an unusable interval")
+        check(authentication.interval <= 86_400, "an interval beyond a day")
+        check(authentication.expiresAt > sent.sentAt, "a request that expired when acknowledged")
+        check(authentication.expiresAt.timeIntervalSince(sent.sentAt) <= 86_400, "a request that lives beyond a day")
+        if authentication.authRequestID.count >= 8 {
+            check(!authentication.description.contains(authentication.authRequestID), "the id in a description")
+        }
+    }
+
+    /// A CIBA ping notification (CIBA Core §10.2): the first 16 bytes are the bearer the request
+    /// expects, the rest the body; only that bearer with the pending `auth_req_id` is accepted.
+    static func backchannelNotification(_ data: Data) {
+        let expected = String(decoding: data.prefix(16), as: UTF8.self)
+        let body = data.dropFirst(16)
+        let pendingID = "req-1"
+        let outcome = BackchannelNotifications.decide(
+            authorization: "Bearer \(expected)", body: Data(body), expecting: [pendingID: "the-right-bearer"])
+        check([204, 400, 401].contains(outcome.statusCode), "an unexpected status")
+        if outcome.isAccepted {
+            check(expected == "the-right-bearer", "accepted with another bearer")
+        }
     }
 
     /// Authorization server metadata (RFC 8414).

@@ -23,7 +23,7 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
         guard let state = parameters.removeValue(forKey: "state") else {
             throw CodeFlowError(.missingState, "The redirect has no state; the code was not used.")
         }
-        guard Self.constantTimeEqual(state, request.state) else {
+        guard constantTimeEqual(state, request.state) else {
             throw CodeFlowError(
                 .stateMismatch, "The redirect's state does not match the request's; the code was not used.")
         }
@@ -78,19 +78,6 @@ public struct AuthorizationResponse: Sendable, CustomStringConvertible, CustomDe
             if parameters[parts[0]] == nil { parameters[parts[0]] = parts.count > 1 ? parts[1] : "" }
         }
         return parameters
-    }
-
-    /// Compares without an early exit, so timing does not reveal how much of a guess was right.
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        var difference = x.count ^ y.count
-        for index in 0..<max(x.count, y.count) {
-            let left = index < x.count ? x[index] : 0
-            let right = index < y.count ? y[index] : 0
-            difference |= Int(left ^ right)
-        }
-        return difference == 0
     }
 
     /// The response without the code or any other parameter's value.

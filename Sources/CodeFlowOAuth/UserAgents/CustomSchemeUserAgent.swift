@@ -42,7 +42,7 @@ public final class CustomSchemeUserAgent: AuthorizationUserAgent {
         let match = pending.withLock { pending -> RedirectWaiter? in
             guard let current = pending, Self.matches(url, current.redirectURI),
                 let expected = current.expectedState, let state = RedirectState.state(of: url),
-                AuthorizationResponse.constantTimeEqual(state, expected)
+                constantTimeEqual(state, expected)
             else { return nil }
             pending = nil
             return current.waiter

@@ -299,7 +299,7 @@
         private func route(_ url: URL, version: HTTPVersion, context: ChannelHandlerContext) {
             let expected = expectedState.withLock { $0 }
             guard let expected, let state = RedirectState.state(of: url),
-                AuthorizationResponse.constantTimeEqual(state, expected)
+                constantTimeEqual(state, expected)
             else {
                 respond(
                     context,

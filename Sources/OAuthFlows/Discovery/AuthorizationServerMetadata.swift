@@ -62,6 +62,13 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1): the proof algorithms the server
     /// accepts; empty when absent.
     public let dpopSigningAlgValuesSupported: [String]
+    /// `backchannel_authentication_endpoint` (OpenID Connect CIBA Core §4).
+    public let backchannelAuthenticationEndpoint: URL?
+    /// `backchannel_token_delivery_modes_supported` (CIBA Core §4): `poll`, `ping`, `push`; empty
+    /// when absent.
+    public let backchannelTokenDeliveryModesSupported: [String]
+    /// `backchannel_user_code_parameter_supported` (CIBA Core §4); `false` when absent.
+    public let backchannelUserCodeParameterSupported: Bool
     /// Every field, as sent.
     public let fields: [String: JSONValue]
 
@@ -96,6 +103,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         self.pushedAuthorizationRequestEndpoint = url("pushed_authorization_request_endpoint")
         self.requirePushedAuthorizationRequests = bool("require_pushed_authorization_requests")
         self.dpopSigningAlgValuesSupported = strings("dpop_signing_alg_values_supported") ?? []
+        self.backchannelAuthenticationEndpoint = url("backchannel_authentication_endpoint")
+        self.backchannelTokenDeliveryModesSupported = strings("backchannel_token_delivery_modes_supported") ?? []
+        self.backchannelUserCodeParameterSupported = bool("backchannel_user_code_parameter_supported")
         self.fields = fields
     }
 
@@ -268,6 +278,44 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
             scope: scope,
             onUserCode: onUserCode
         )
+    }
+
+    /// A CIBA flow at this server (OpenID Connect CIBA Core 1.0).
+    ///
+    /// - Throws: `TokenEndpointError` `.missingEndpoint` when the server has no
+    ///   `backchannel_authentication_endpoint` or token endpoint; `.invalidField` when it does not
+    ///   list the delivery mode asked for in `backchannel_token_delivery_modes_supported`, or
+    ///   when the request has a `user_code` and the server does not take one.
+    public func backchannelAuthenticationFlow(
+        client: ClientAuthentication,
+        request: BackchannelAuthenticationRequest,
+        deliveryMode: BackchannelAuthenticationFlow.DeliveryMode = .poll,
+        onRequest: @escaping @Sendable (BackchannelAuthentication) async -> Void = { _ in }
+    ) throws -> BackchannelAuthenticationFlow {
+        let mode: String
+        switch deliveryMode {
+        case .poll: mode = "poll"
+        case .ping: mode = "ping"
+        }
+        guard backchannelTokenDeliveryModesSupported.contains(mode) else {
+            throw TokenEndpointError(
+                .invalidField,
+                "The server's backchannel_token_delivery_modes_supported does not list \(mode).",
+                field: "backchannel_token_delivery_modes_supported")
+        }
+        if request.userCode != nil, !backchannelUserCodeParameterSupported {
+            throw TokenEndpointError(
+                .invalidField, "The server does not take a user_code (backchannel_user_code_parameter_supported).",
+                field: "backchannel_user_code_parameter_supported")
+        }
+        return BackchannelAuthenticationFlow(
+            backchannelAuthenticationEndpoint: try required(
+                backchannelAuthenticationEndpoint, "backchannel_authentication_endpoint"),
+            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
+            client: client.at(issuer: issuer),
+            request: request,
+            deliveryMode: deliveryMode,
+            onRequest: onRequest)
     }
 }
 

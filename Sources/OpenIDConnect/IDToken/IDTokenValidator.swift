@@ -281,10 +281,4 @@ public struct IDTokenValidator: Sendable {
                 .tokenHash, "\(name) does not match the \(name == "at_hash" ? "access token" : "code").")
         }
     }
-
-    private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 }
