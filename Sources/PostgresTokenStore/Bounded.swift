@@ -2,9 +2,9 @@
     import AuthenticatedRequests
     import Foundation
 
-    /// Time limits for database calls: PostgresNIO's pool keeps a request waiting while it retries
-    /// an unreachable server, so every call the store makes is bounded (the package's
-    /// `withTimeLimit`).
+    /// Time limits for database calls: a connection to a paused server, or a statement on a
+    /// connection whose backend died, can wait for ever, so every call the store makes is bounded
+    /// (the package's `withTimeLimit`).
     enum Bounded {
         /// The bound passed.
         struct TimedOut: Error {}

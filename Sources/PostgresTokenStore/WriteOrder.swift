@@ -6,8 +6,8 @@
     /// stopped waiting for one, without letting one stuck write hold up the entry's later writes.
     ///
     /// A write whose caller timed out (``PostgresTokenStore/Configuration/operationTimeout``)
-    /// can still reach the database later: PostgresNIO's pool holds the request until it has a
-    /// connection. Unordered, such a late write would land over newer writes that were
+    /// can still reach the database later: a statement already sent is not called back, and the
+    /// server may run it after the caller stopped waiting. Unordered, such a late write would land over newer writes that were
     /// acknowledged, and an acknowledged token would be lost. A write can also never finish: a
     /// statement whose connection the server closed has been seen to stay unanswered in
     /// PostgresNIO. Waiting for it, every later write of the entry would time out.
