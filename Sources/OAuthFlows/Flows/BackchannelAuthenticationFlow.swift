@@ -257,20 +257,11 @@ public struct BackchannelAuthenticationFlow: OAuthFlow {
     public func pollToken(for authentication: BackchannelAuthentication, context: AuthenticationContext)
         async throws -> OAuthToken
     {
-        var interval = DeviceAuthorizationFlow.usableInterval(authentication.interval)
-        while true {
-            let remaining = authentication.expiresAt.timeIntervalSince(context.clock.now)
-            guard remaining > 0 else { throw Self.expired }
-            try await sleep(Swift.min(interval, remaining))
-            try Task.checkCancellation()
-            guard context.clock.now < authentication.expiresAt else { throw Self.expired }
-            do {
-                return try await fetchToken(for: authentication, context: context)
-            } catch let error as OAuthError where error.code == .authorizationPending {
-                continue
-            } catch let error as OAuthError where error.code == .slowDown {
-                interval += 5
-            }
+        try await TokenPolling.poll(
+            every: authentication.interval, until: authentication.expiresAt, clock: context.clock, sleep: sleep,
+            expired: Self.expired
+        ) {
+            try await fetchToken(for: authentication, context: context)
         }
     }
 

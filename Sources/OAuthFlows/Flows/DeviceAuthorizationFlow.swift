@@ -155,25 +155,16 @@ public struct DeviceAuthorizationFlow: OAuthFlow {
     public func pollToken(for authorization: DeviceAuthorization, context: AuthenticationContext) async throws
         -> OAuthToken
     {
-        var interval = Self.usableInterval(authorization.interval)
-        while true {
-            let remaining = authorization.expiresAt.timeIntervalSince(context.clock.now)
-            guard remaining > 0 else { throw Self.expired }
-            try await sleep(Swift.min(interval, remaining))
-            try Task.checkCancellation()
-            guard context.clock.now < authorization.expiresAt else { throw Self.expired }
-            do {
-                return try await endpoint.requestToken(
-                    grantType: Self.grantType,
-                    parameters: [("device_code", authorization.deviceCode)],
-                    requestedScope: scope,
-                    context: context
-                )
-            } catch let error as OAuthError where error.code == .authorizationPending {
-                continue
-            } catch let error as OAuthError where error.code == .slowDown {
-                interval += 5
-            }
+        try await TokenPolling.poll(
+            every: authorization.interval, until: authorization.expiresAt, clock: context.clock, sleep: sleep,
+            expired: Self.expired
+        ) {
+            try await endpoint.requestToken(
+                grantType: Self.grantType,
+                parameters: [("device_code", authorization.deviceCode)],
+                requestedScope: scope,
+                context: context
+            )
         }
     }
 
