@@ -155,7 +155,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
         // The `authreq` command-line tool: its commands live in AuthreqCLI, so tests and the fuzz
@@ -222,21 +223,24 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL", "Metrics"])),
                 .product(
-                    name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["PostgreSQL", "Metrics"])),
+                    name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL", "Metrics"])),
+                .product(
+                    name: "MetricsTestKit", package: "swift-metrics",
+                    condition: .when(traits: ["PostgreSQL", "Metrics"])),
                 .product(
                     name: "InMemoryTracing", package: "swift-distributed-tracing",
                     condition: .when(traits: ["PostgreSQL", "Metrics"])),
                 .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL", "Metrics"])),
+                    name: "Tracing", package: "swift-distributed-tracing",
+                    condition: .when(traits: ["PostgreSQL", "Metrics"])),
             ],
             path: "Tests/TestSupport"
         ),
         .executableTarget(
             name: "authreq-test-helper",
             dependencies: [
-                "AuthenticatedRequests", "OAuthFlows", "PostgresTokenStore", "ResourceDiscovery",
+                "AuthenticatedRequests", "OAuthFlows", "OpenIDConnect", "PostgresTokenStore", "ResourceDiscovery",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
@@ -258,7 +262,8 @@ let package = Package(
         .testTarget(
             name: "AsyncHTTPClientTransportTests",
             dependencies: [
-                "AsyncHTTPClientTransport", "OAuthFlows", "TestSupport", .product(name: "NIOEmbedded", package: "swift-nio"),
+                "AsyncHTTPClientTransport", "OAuthFlows", "TestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])
                 ),
@@ -274,7 +279,8 @@ let package = Package(
                 "AuthenticatedRequestsMetrics", "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
                 .product(
-                    name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Metrics"])),
+                    name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Metrics"])
+                ),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Metrics"])),
             ]
         ),
@@ -295,8 +301,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["PostgreSQL"])),
                 .product(
-                    name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
+                    name: "InMemoryTracing", package: "swift-distributed-tracing",
+                    condition: .when(traits: ["PostgreSQL"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
         .testTarget(

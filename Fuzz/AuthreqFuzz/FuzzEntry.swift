@@ -43,3 +43,11 @@ private func fuzzOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt 
     selectedTarget(Data(bytes: bytes, count: count))
     return 0
 }
+
+/// libFuzzer's entry when libFuzzer's own `main` runs: in a debug build, SwiftPM renames this
+/// program's `main`, so libFuzzer's takes its place (Scripts/fuzz builds in debug, which compiles
+/// in half the time of a release build). The target is the one `AUTHREQ_FUZZ_TARGET` names.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func llvmFuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    fuzzOneInput(bytes, count)
+}

@@ -87,6 +87,23 @@ struct Write: AuthenticatedResource {
         #expect(
             try requirement(403, #"DPoP algs="ES256", error="insufficient_scope", scope="x""#)?.scope == "x",
             "any scheme's challenge")
+        let details = try requirement(
+            403,
+            #"Bearer error="insufficient_authorization_details", authorization_details="[{\"type\":\"payment_initiation\",\"amount\":\"120\"}]""#
+        )
+        #expect(details?.reason == .insufficientAuthorizationDetails)
+        #expect(details?.authorizationDetails.map(\.type) == ["payment_initiation"])
+        #expect(details?.authorizationDetails.first?.fields["amount"] == .string("120"))
+        #expect(details.map(String.init(describing:))?.contains("authorization_details: payment_initiation") == true)
+        let bare = try requirement(403, #"Bearer error="insufficient_authorization_details""#)
+        #expect(bare?.reason == .insufficientAuthorizationDetails && bare?.authorizationDetails.isEmpty == true)
+        #expect(
+            try requirement(403, #"Bearer error="insufficient_authorization_details", authorization_details="{""#)
+                == nil,
+            "details nobody can read are no requirement")
+        #expect(
+            try requirement(403, #"Bearer error="insufficient_authorization_details", authorization_details="[]""#)
+                == nil)
     }
 
     @Test func concurrentRequestsShareOneStepUpThenEachRetriesOnce() async throws {

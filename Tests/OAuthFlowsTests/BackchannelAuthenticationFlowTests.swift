@@ -211,4 +211,35 @@ private let backchannelURL = URL(string: "https://op.example.com/bc-authorize")!
             .compactMap { $0.split(separator: "&").first { $0.hasPrefix("client_notification_token=") } }
         #expect(tokens.count == 2 && tokens[0] != tokens[1])
     }
+
+    @Test func aStepUpAsksTheSameUserForWhatTheChallengeAsks() async throws {
+        var stepping = flow(.init(hint: .loginHint("ada@example.com"), scope: "read", bindingMessage: "Agent"))
+        #expect(!stepping.canStepUp, "off unless allowed")
+        let token = OAuthToken(
+            accessToken: "at-0", tokenType: "Bearer", expiresAt: nil, scope: "openid read",
+            idToken: "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZGEifQ.")
+        let details = [AuthorizationDetail(type: "payment_initiation", fields: ["amount": .string("120 EUR")])]
+        let requirement = StepUpRequirement(
+            reason: .insufficientAuthorizationDetails, scope: "payments", authorizationDetails: details)
+        await #expect(throws: StepUpError.self) {
+            _ = try await stepping.stepUp(token, to: requirement, for: server.context(clock: clock))
+        }
+        stepping.allowsStepUp = true
+        #expect(stepping.canStepUp)
+        acknowledge()
+        tokens()
+        let stepped = try await stepping.stepUp(token, to: requirement, for: server.context(clock: clock))
+        #expect(stepped.accessToken == "at-SECRET")
+        let sent = try #require(server.requests.first?.body)
+        #expect(sent.contains("id_token_hint=eyJhbGciOiJub25lIn0"), "the session's user, by its ID token")
+        #expect(!sent.contains("login_hint="), "exactly one hint")
+        #expect(sent.contains("scope=openid%20read%20payments") || sent.contains("scope=openid+read+payments"))
+        #expect(sent.contains("authorization_details=%5B%7B%22amount%22%3A%22120+EUR%22"))
+        #expect(sent.contains("binding_message=Agent"))
+    }
+
+    @Test func processesSharingAStoreAskOnceForTheRequestsLifetime() {
+        #expect(flow(.init(hint: .loginHint("ada"), requestedExpiry: 120)).initialTokenLockTimeout == 180)
+        #expect(flow().initialTokenLockTimeout == 660, "10 minutes and one more without a requested expiry")
+    }
 }

@@ -19,6 +19,9 @@ idpyoidc's protocol logic:
   endpoint does not try to authenticate the client (idpyoidc 5.0.0 does, and fails);
 - test routes under /test/ register clients, rotate the signing keys and count requests.
 
+CIBA (OpenID Connect Client-Initiated Backchannel Authentication) is idpyoidc's endpoint and grant
+with the shims and the scriptable authentication device of ciba.py, which says what idpyoidc lacks.
+
 idpyoidc writes key files into its working folder: start this script in a temporary folder.
 
 Usage: python server.py PORT [--dpop]
@@ -47,11 +50,18 @@ from idpyoidc.server import Server
 from idpyoidc.server.configure import OPConfiguration
 from idpyoidc.server.oauth2.token_helper import validate_token_exchange_policy
 from idpyoidc.server.oidc.token import Token
+from idpyoidc.server.oidc.token_helper.access_token import AccessTokenHelper
+from idpyoidc.server.oidc.token_helper.refresh_token import RefreshTokenHelper
+from idpyoidc.server.oidc.token_helper.token_exchange import TokenExchangeHelper
 from idpyoidc.server.token.id_token import IDToken
 from idpyoidc.server.user_authn.authn_context import INTERNETPROTOCOLPASSWORD
 from idpyoidc.server.user_authn.user import NoAuthn
 from idpyoidc.server.user_info import UserInfo
 
+import ciba
+from ciba import CIBA_GRANT, CibaAuthentication, CibaGrant
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 PORT = int(sys.argv[1])
 DPOP = "--dpop" in sys.argv[2:]
 ISSUER = f"http://127.0.0.1:{PORT}"
@@ -89,7 +99,7 @@ CONF = {
     "httpc_params": {"verify": False, "timeout": 5},
     "preference": {
         "subject_types_supported": ["public"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", CIBA_GRANT],
         "id_token_signing_alg_values_supported": ["RS256", "ES256"],
     },
     "keys": {"uri_path": "jwks", "key_defs": KEY_DEFS, "private_path": "private/jwks.json", "read_only": False},
@@ -114,7 +124,15 @@ CONF = {
         "authorization": {"path": "authorization", "class": "idpyoidc.server.oidc.authorization.Authorization",
                           "kwargs": {"response_types_supported": ["code"], "response_modes_supported": ["query"]}},
         "token": {"path": "token", "class": "idpyoidc.server.oidc.token.Token",
-                  "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
+                  "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
+                             # idpyoidc's helpers, with the CIBA grant's shim (ciba.py).
+                             "grant_types_helpers": {
+                                 "authorization_code": {"class": AccessTokenHelper},
+                                 "refresh_token": {"class": RefreshTokenHelper},
+                                 TOKEN_EXCHANGE: {"class": TokenExchangeHelper},
+                                 CIBA_GRANT: {"class": CibaGrant}}}},
+        "backchannel_authentication": {"path": "backchannel", "class": CibaAuthentication,
+                                       "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
         "userinfo": {"path": "userinfo", "class": "idpyoidc.server.oidc.userinfo.UserInfo", "kwargs": {}},
         "revocation": {"path": "revoke", "class": "idpyoidc.server.oauth2.token_revocation.TokenRevocation",
                        "kwargs": {"client_authn_method": ["client_secret_basic", "client_secret_post", "private_key_jwt"]}},
@@ -146,6 +164,8 @@ if DPOP:
                               "kwargs": {"dpop_signing_alg_values_supported": ["ES256"], "dpop_endpoints": ["token", "userinfo"]}}
 
 server = Server(OPConfiguration(conf=CONF, base_path="."), cwd=".")
+# ciba.py delivers tokens by poll and ping; push mode (tokens sent to the client) is not shimmed.
+server.context.provider_info["backchannel_token_delivery_modes_supported"] = ["poll", "ping"]
 if DPOP:
     server.context.provider_info["require_pushed_authorization_requests"] = True
     server.context.provider_info["dpop_signing_alg_values_supported"] = ["ES256"]
@@ -491,7 +511,6 @@ def protected_resource(tag):
     return jsonify(resource=f"{ISSUER}/rs/{tag}", sub=payload.get("sub"), client_id=payload.get("client_id", ""))
 
 
-TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 RETIRED_KEYS = []  # the provider's keys before each /test/rotate-keys, to verify its own ID tokens
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
@@ -617,6 +636,11 @@ def create_client():
     }
     if body.get("id_token_lifetime"):
         entry["id_token_lifetime"] = int(body["id_token_lifetime"])
+    if body.get("ciba"):
+        # CIBA (ciba.py): its grant, a refresh token for offline_access, and how the device acts.
+        entry["grant_types_supported"] = ["refresh_token", CIBA_GRANT]
+        entry["ciba"] = body["ciba"]
+        entry["backchannel_token_delivery_mode"] = body["ciba"].get("mode", "poll")
     if body.get("token_exchange"):
         entry["grant_types_supported"] = ["authorization_code", "refresh_token", TOKEN_EXCHANGE]
         entry["token_exchange"] = {
@@ -650,6 +674,9 @@ def rotate_keys():
 def stats(client_id):
     with LOCK:
         return jsonify(dict(STATS[client_id]))
+
+
+ciba.install(app, server, USERS, STATS, LOCK)
 
 
 @app.get("/test/health")

@@ -26,9 +26,14 @@
 //       Discovers the resources (one authorization server), uses the public CLIENT_ID registered
 //       for it, and sends COUNT concurrent GETs to each resource with the tokens of the grant
 //       stored in the FileTokenStore folder STORE; never signs in. Prints the same JSON line.
+//   authreq-test-helper ciba-requests STORE ISSUER CLIENT_ID CLIENT_SECRET LOGIN_HINT COUNT
+//       The OpenID provider at ISSUER asks LOGIN_HINT through CIBA (poll mode) when STORE (a
+//       FileTokenStore's folder) has no session of CLIENT_ID (client_secret_basic), and COUNT
+//       concurrent GETs go to its UserInfo endpoint; prints the same JSON line.
 import AuthenticatedRequests
 import Foundation
 import OAuthFlows
+import OpenIDConnect
 import ResourceDiscovery
 
 #if PostgreSQL
@@ -344,6 +349,21 @@ case "grant-requests":
         gets += Array(repeating: (authenticator, resource), count: count)
     }
     try printSummary(of: await concurrentGets(gets))
+case "ciba-requests":
+    let values = Array(arguments.dropFirst())
+    guard values.count == 6, let issuer = URL(string: values[1]), let count = Int(values[5]) else {
+        fail("usage: ciba-requests STORE ISSUER CLIENT_ID CLIENT_SECRET LOGIN_HINT COUNT")
+    }
+    let provider = try await OpenIDProvider.discover(issuer: issuer)
+    let oidc = OpenIDClient(provider: provider, client: .clientSecretBasic(id: values[2], secret: values[3]))
+    let flow = try oidc.backchannelSessionFlow(
+        request: BackchannelAuthenticationRequest(
+            hint: .loginHint(values[4]), scope: "openid email offline_access", bindingMessage: "helper"))
+    let authenticator = OAuthAuthenticator(
+        flow: flow, store: FileTokenStore(directory: URL(fileURLWithPath: values[0])),
+        configuration: .init(storeLockTimeout: 30))
+    guard let userInfo = provider.userInfoEndpoint else { fail("the provider has no userinfo_endpoint") }
+    try printSummary(of: await concurrentGets(Array(repeating: (authenticator, userInfo), count: count)))
 default:
     fail("unknown command")
 }

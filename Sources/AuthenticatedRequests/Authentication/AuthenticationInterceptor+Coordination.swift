@@ -70,18 +70,75 @@ extension AuthenticationInterceptor {
         return RefreshProduct(credential: entry, source: .adopted, isStored: true)
     }
 
-    /// A first credential: one another process stored meanwhile, or a new one. No lock: obtaining
-    /// may wait for a person (the device flow), and there is no refresh token to protect.
+    /// A first credential: one another process stored meanwhile, or a new one. No lock unless the
+    /// authenticator asks for one (``Authenticator/initialCredentialLockTimeout``): obtaining may
+    /// wait for a person, and there is no refresh token to protect.
     private nonisolated func obtain(by authenticator: A, store: any TokenStore, key: String) async throws
         -> RefreshProduct
     {
         if let stored = try await loadEntry(store, key), isUsable(stored) {
             return RefreshProduct(credential: stored, source: .adopted, isStored: true)
         }
-        guard let obtained = try await authenticator.initialCredential(for: context) else {
-            throw Self.missingCredential
+        guard store.coordinatesProcesses, let timeout = authenticator.initialCredentialLockTimeout else {
+            guard let obtained = try await authenticator.initialCredential(for: context) else {
+                throw Self.missingCredential
+            }
+            return RefreshProduct(credential: obtained, source: .obtained, isStored: false)
         }
-        return RefreshProduct(credential: obtained, source: .obtained, isStored: false)
+        let waitStarted = configuration.clock.now
+        return try await store.withRefreshLock(
+            forKey: key,
+            timeout: timeout,
+            adoptingAfterWait: { try await self.adoptObtained(store: store, key: key, since: waitStarted) },
+            { try await self.obtainLocked(by: authenticator, store: store, key: key, since: waitStarted) }
+        )
+    }
+
+    static func refusalKey(for key: String) -> String { key + "#sign-in-refused" }
+
+    /// After another process obtained a first credential under the lock: what it stored, or the
+    /// server's refusal of it when that came after `since` (the user said no once, for everyone).
+    private nonisolated func adoptObtained(store: any TokenStore, key: String, since: Date) async throws
+        -> RefreshProduct?
+    {
+        if let stored = try await loadEntry(store, key), isUsable(stored) {
+            return RefreshProduct(credential: stored, source: .adopted, isStored: true)
+        }
+        if let data = try await store.load(forKey: Self.refusalKey(for: key)),
+            let refusal = try? JSONDecoder().decode(SignInRefusal.self, from: data),
+            refusal.at >= since.timeIntervalSince1970
+        {
+            throw OAuthError(code: OAuthErrorCode(rawValue: refusal.code), errorDescription: refusal.description)
+        }
+        return nil
+    }
+
+    /// Obtains a first credential holding the lock, and stores it before the lock is released so
+    /// that every process waiting adopts it.
+    private nonisolated func obtainLocked(by authenticator: A, store: any TokenStore, key: String, since: Date)
+        async throws -> RefreshProduct
+    {
+        if let adopted = try await adoptObtained(store: store, key: key, since: since) { return adopted }
+        let obtained: Credential?
+        do {
+            obtained = try await authenticator.initialCredential(for: context)
+        } catch let refusal as OAuthError {
+            let record = SignInRefusal(
+                code: refusal.code.rawValue, description: refusal.errorDescription,
+                at: configuration.clock.now.timeIntervalSince1970)
+            if let data = try? JSONEncoder().encode(record) {
+                try? await store.save(data, forKey: Self.refusalKey(for: key))
+            }
+            throw refusal
+        }
+        guard let obtained else { throw Self.missingCredential }
+        try? await store.removeValue(forKey: Self.refusalKey(for: key))
+        do {
+            try await store.save(try Self.canonicalData(obtained), forKey: key)
+        } catch {
+            await emit(.storeFailed, error: error)
+        }
+        return RefreshProduct(credential: obtained, source: .obtained, isStored: true)
     }
 
     /// Steps 2 to 5 of the algorithm, holding the lock.
@@ -227,4 +284,15 @@ public enum UnknownRefreshOutcomeResolution: Sendable, Hashable {
     case retryWithStoredRefreshToken
     /// Clear the session everywhere; users sign in again.
     case requireSignIn
+}
+
+/// A server's refusal of a first credential obtained under the lock, kept beside the entry so
+/// that the processes that waited for it fail with it rather than ask the person again.
+struct SignInRefusal: Codable, Sendable {
+    /// The `error` code.
+    let code: String
+    /// The `error_description`.
+    let description: String?
+    /// When it was refused, in seconds since 1970.
+    let at: TimeInterval
 }

@@ -123,6 +123,15 @@ public protocol Authenticator: AnyObject, Sendable {
     /// ``AuthenticationError/Code/missingCredential``.
     func initialCredential(for context: AuthenticationContext) async throws -> Credential?
 
+    /// How long a process waits for a first credential that another process sharing the store is
+    /// obtaining, for a credential that asks a person (one approval for every process): with a
+    /// value, processes obtain a first credential one at a time under the entry's refresh lock,
+    /// the first obtains it and stores it, the others adopt it; when the first is refused by the
+    /// server (an ``OAuthError``, e.g. the user denied), those waiting meanwhile fail with the same
+    /// error instead of asking again. The default is `nil`: each process obtains its own, without
+    /// a lock (what suits a grant without a person, or one whose waiting is cheap).
+    var initialCredentialLockTimeout: TimeInterval? { get }
+
     /// Whether `error`, thrown by ``refresh(_:for:)``, means the credential can never be
     /// refreshed again (for OAuth, `invalid_grant`). The credential is then cleared from memory
     /// and from the store. The default is `false`: the credential is kept.
@@ -194,6 +203,9 @@ extension Authenticator {
     public func initialCredential(for context: AuthenticationContext) async throws -> Credential? {
         nil
     }
+
+    /// `nil`: each process obtains its own first credential.
+    public var initialCredentialLockTimeout: TimeInterval? { nil }
 
     /// `false`.
     public func isCredentialInvalidated(by error: any Error) -> Bool {

@@ -104,6 +104,9 @@ public final class BearerTokenAuthenticator: Authenticator {
         try await flow.obtainToken(for: context)
     }
 
+    /// The flow's ``OAuthFlow/initialTokenLockTimeout``.
+    public var initialCredentialLockTimeout: TimeInterval? { flow.initialTokenLockTimeout }
+
     /// `true` for a 401 whose `WWW-Authenticate` header, if present, has a `Bearer` challenge
     /// (any casing). A 401 that challenges only another scheme is not about this token.
     ///

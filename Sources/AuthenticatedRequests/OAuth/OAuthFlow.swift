@@ -16,6 +16,12 @@ public protocol OAuthFlow: Sendable {
     /// when the flow cannot obtain one without the user.
     func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken
 
+    /// For a flow whose first token asks a person (CIBA, the device grant): how long another
+    /// process sharing the store waits for the token this one is obtaining, so that the person is
+    /// asked once for every process (``Authenticator/initialCredentialLockTimeout``). `nil` by
+    /// default: each process obtains its own.
+    var initialTokenLockTimeout: TimeInterval? { get }
+
     /// Returns a fresh token in place of `token` (e.g. with the refresh token grant).
     func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken
 
@@ -39,6 +45,9 @@ public protocol OAuthFlow: Sendable {
 }
 
 extension OAuthFlow {
+    /// `nil`: each process obtains its own first token.
+    public var initialTokenLockTimeout: TimeInterval? { nil }
+
     /// `false`.
     public var canStepUp: Bool { false }
 

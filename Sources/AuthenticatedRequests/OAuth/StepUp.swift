@@ -5,8 +5,11 @@ import Foundation
 #endif
 
 /// What a resource asks for when the token is valid but not enough: more scope
-/// (`insufficient_scope`, RFC 6750 §3.1) or a stronger or fresher sign-in
-/// (`insufficient_user_authentication`, RFC 9470 §3), read from its `WWW-Authenticate` challenge.
+/// (`insufficient_scope`, RFC 6750 §3.1), a stronger or fresher sign-in
+/// (`insufficient_user_authentication`, RFC 9470 §3), or an approval of particular
+/// authorization details (`insufficient_authorization_details`, with the details asked for as a
+/// JSON array in the challenge's `authorization_details` parameter), read from its
+/// `WWW-Authenticate` challenge.
 public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
     /// The challenge's error code.
     public struct Reason: Hashable, Sendable, CustomStringConvertible {
@@ -17,6 +20,10 @@ public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
         /// `insufficient_user_authentication`: the user must sign in again, more strongly or more
         /// recently (RFC 9470).
         public static let insufficientUserAuthentication = Reason(rawValue: "insufficient_user_authentication")
+        /// `insufficient_authorization_details`: the token lacks an approval of the
+        /// ``StepUpRequirement/authorizationDetails`` the request needs (RFC 9396 details, e.g. a
+        /// payment the user has not approved yet).
+        public static let insufficientAuthorizationDetails = Reason(rawValue: "insufficient_authorization_details")
         /// The registered error code.
         public var description: String { rawValue }
     }
@@ -29,13 +36,19 @@ public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
     public let acrValues: [String]
     /// The longest time since the user's authentication it accepts (`max_age`, RFC 9470), in seconds.
     public let maxAge: Int?
+    /// The authorization details it needs approved (RFC 9396), if it said.
+    public let authorizationDetails: [AuthorizationDetail]
 
     /// Creates a requirement.
-    public init(reason: Reason, scope: String? = nil, acrValues: [String] = [], maxAge: Int? = nil) {
+    public init(
+        reason: Reason, scope: String? = nil, acrValues: [String] = [], maxAge: Int? = nil,
+        authorizationDetails: [AuthorizationDetail] = []
+    ) {
         self.reason = reason
         self.scope = scope
         self.acrValues = acrValues
         self.maxAge = maxAge
+        self.authorizationDetails = authorizationDetails
     }
 
     /// The scopes of `granted` followed by those of ``scope`` that it lacks: what a step-up asks
@@ -61,6 +74,18 @@ public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
                 scope: challenge.parameters["scope"],
                 acrValues: challenge.parameters["acr_values"]?.split(separator: " ").map(String.init) ?? [],
                 maxAge: challenge.parameters["max_age"].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil })
+        case Reason.insufficientAuthorizationDetails.rawValue:
+            // The details as a JSON array; a malformed one is not a requirement anyone can meet.
+            var details: [AuthorizationDetail] = []
+            if let parameter = challenge.parameters["authorization_details"] {
+                guard let json = try? JSONValue(parsing: Data(parameter.utf8), maximumDepth: 16),
+                    let list = try? AuthorizationDetail.list(from: json), !list.isEmpty
+                else { return nil }
+                details = list
+            }
+            self.init(
+                reason: .insufficientAuthorizationDetails, scope: challenge.parameters["scope"],
+                authorizationDetails: details)
         default:
             return nil
         }
@@ -76,12 +101,17 @@ public struct StepUpRequirement: Sendable, Hashable, CustomStringConvertible {
         self = requirement
     }
 
-    /// `insufficient_scope (scope: a b)`, `insufficient_user_authentication (acr_values: …, max_age: …)`.
+    /// `insufficient_scope (scope: a b)`, `insufficient_user_authentication (acr_values: …, max_age: …)`,
+    /// `insufficient_authorization_details (authorization_details: payment_initiation)`: the
+    /// details' types only.
     public var description: String {
         var details: [String] = []
         if let scope { details.append("scope: \(scope)") }
         if !acrValues.isEmpty { details.append("acr_values: \(acrValues.joined(separator: " "))") }
         if let maxAge { details.append("max_age: \(maxAge)") }
+        if !authorizationDetails.isEmpty {
+            details.append("authorization_details: \(authorizationDetails.map(\.type).joined(separator: ", "))")
+        }
         return details.isEmpty ? reason.rawValue : "\(reason) (\(details.joined(separator: ", ")))"
     }
 }

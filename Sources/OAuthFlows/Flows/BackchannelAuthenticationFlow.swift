@@ -127,6 +127,13 @@ public struct BackchannelAuthentication: Sendable, CustomStringConvertible {
 ///   then it fetches the tokens once. A notification that never comes ends in one poll at expiry.
 ///
 /// Cancelling the task stops the wait at once. Refreshes use the refresh token grant.
+///
+/// With an ``OAuthAuthenticator`` whose store other processes share (a `FileTokenStore`, a
+/// `PostgresTokenStore`), the user is asked once for all of them: processes obtain the first token
+/// one at a time under the store's lock (``initialTokenLockTimeout``), and those that waited adopt
+/// it, or fail with the same `access_denied`. With ``allowsStepUp``, a resource's `403` asking for
+/// more (`insufficient_scope`, `insufficient_user_authentication`,
+/// `insufficient_authorization_details`) asks the user again, for what it asks.
 public struct BackchannelAuthenticationFlow: OAuthFlow {
     /// `urn:openid:params:grant-type:ciba`.
     public static let grantType = "urn:openid:params:grant-type:ciba"
@@ -145,13 +152,16 @@ public struct BackchannelAuthenticationFlow: OAuthFlow {
     /// The provider's `backchannel_authentication_endpoint`.
     public let backchannelAuthenticationEndpoint: URL
     /// What the user is asked.
-    public let request: BackchannelAuthenticationRequest
+    public var request: BackchannelAuthenticationRequest
     /// Poll or ping.
     public let deliveryMode: DeliveryMode
     /// Receives the acknowledgement (with the binding message to show) before the wait.
     public let onRequest: @Sendable (BackchannelAuthentication) async -> Void
     /// The account the session belongs to, for apps with several; part of ``storeKey``.
     public var account: String?
+    /// Whether a resource's step-up challenge asks the user again (``stepUp(_:to:for:)``);
+    /// `false` unless set.
+    public var allowsStepUp = false
     private let sleep: DeviceAuthorizationFlow.Sleep
 
     /// Creates the flow.
@@ -208,6 +218,45 @@ public struct BackchannelAuthenticationFlow: OAuthFlow {
     /// Refreshes with the refresh token grant.
     public func refresh(_ token: OAuthToken, for context: AuthenticationContext) async throws -> OAuthToken {
         try await endpoint.refresh(token, context: context)
+    }
+
+    /// How long another process sharing the store waits while this one asks the user: the
+    /// request's `requested_expiry` (10 minutes when it has none) and one minute more.
+    public var initialTokenLockTimeout: TimeInterval? { TimeInterval(request.requestedExpiry ?? 600) + 60 }
+
+    /// ``allowsStepUp``.
+    public var canStepUp: Bool { allowsStepUp }
+
+    /// The request a step-up sends: the same user (the session's ID token as `id_token_hint`
+    /// when the token has one, else the original hint), the union of the granted and required
+    /// scopes, the `acr_values` and authorization details the resource asked for, and the
+    /// original binding message.
+    public func stepUpRequest(for token: OAuthToken, to requirement: StepUpRequirement)
+        -> BackchannelAuthenticationRequest
+    {
+        let granted = [request.scope, token.scope].compactMap { $0 }.joined(separator: " ")
+        return BackchannelAuthenticationRequest(
+            hint: token.idToken.map(BackchannelUserHint.idTokenHint) ?? request.hint,
+            scope: requirement.scope(addedTo: granted) ?? request.scope,
+            bindingMessage: request.bindingMessage,
+            requestedExpiry: request.requestedExpiry,
+            acrValues: requirement.acrValues.isEmpty ? request.acrValues : requirement.acrValues,
+            authorizationDetails: requirement.authorizationDetails.isEmpty
+                ? request.authorizationDetails : requirement.authorizationDetails)
+    }
+
+    /// Asks the user again for what `requirement` asks (``stepUpRequest(for:to:)``), in the
+    /// flow's delivery mode, and waits as ``obtainToken(for:)`` does.
+    ///
+    /// - Throws: `StepUpError` `.unsupported` unless ``allowsStepUp``; the provider's refusal as
+    ///   an `OAuthError`.
+    public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
+        async throws -> OAuthToken
+    {
+        guard allowsStepUp else { throw StepUpError(.unsupported, requirement: requirement) }
+        var again = self
+        again.request = stepUpRequest(for: token, to: requirement)
+        return try await again.obtainToken(for: context)
     }
 
     /// Posts the backchannel authentication request (CIBA Core §7.1) and reads the

@@ -162,6 +162,39 @@ public struct OpenIDClient: Sendable {
             validator: validator, resources: resources)
     }
 
+    /// The flow of a session whose user is asked through CIBA (OpenID Connect Client-Initiated
+    /// Backchannel Authentication): an ``OAuthAuthenticator`` with it asks the user named in
+    /// `request` when it has no session, on the user's own device, waits for their approval,
+    /// validates the ID token (no nonce in CIBA), and then refreshes as any session of this client
+    /// (the same ``OpenIDSessionFlow/storeKey``: ``restore(store:account:configuration:)`` brings
+    /// it back without asking). Every request that needs the session meanwhile waits for the one
+    /// approval, in every process sharing the store.
+    ///
+    /// - Parameters:
+    ///   - request: Whom to ask and what (`binding_message`, `authorization_details`…).
+    ///   - deliveryMode: `.poll` or `.ping` with the application's notification endpoint.
+    ///   - account: The account the session belongs to, for apps with several.
+    ///   - resources: RFC 8707 resource indicators sent with every refresh.
+    ///   - allowsStepUp: Whether a resource's step-up challenge (`insufficient_scope`,
+    ///     `insufficient_user_authentication`, `insufficient_authorization_details`) asks the
+    ///     same user again through CIBA, checking the new ID token's `sub` and `acr`.
+    ///   - onRequest: Receives the provider's acknowledgement (show its binding message).
+    /// - Throws: `TokenEndpointError` when the provider has no `backchannel_authentication_endpoint`
+    ///   or does not offer the delivery mode or a `user_code` asked for.
+    public func backchannelSessionFlow(
+        request: BackchannelAuthenticationRequest, deliveryMode: BackchannelAuthenticationFlow.DeliveryMode = .poll,
+        account: String? = nil, resources: [URL] = [], allowsStepUp: Bool = false,
+        onRequest: @escaping @Sendable (BackchannelAuthentication) async -> Void = { _ in }
+    ) throws -> OpenIDSessionFlow {
+        var backchannel = try provider.metadata.backchannelAuthenticationFlow(
+            client: client, request: request, deliveryMode: deliveryMode, onRequest: onRequest)
+        backchannel.account = account
+        backchannel.allowsStepUp = allowsStepUp
+        var flow = try sessionFlow(account: account, resources: resources)
+        flow.backchannel = backchannel
+        return flow
+    }
+
     /// Brings back a session signed in earlier from `store`, or `nil` when there is none.
     public func restore(
         store: any TokenStore, account: String? = nil,

@@ -48,9 +48,17 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
         let pushesAuthorizationRequests: Bool
     }
 
+    /// How the user is asked when there is no session, and at a step-up: CIBA, for a flow made by
+    /// ``OpenIDClient/backchannelSessionFlow(request:deliveryMode:account:resources:allowsStepUp:onRequest:)``.
+    var backchannel: BackchannelAuthenticationFlow?
+
     /// Whether the session can sign in again for a step-up: when it was signed in with
-    /// `OpenIDClient.signIn(…allowsStepUp: true…)`.
-    public var canStepUp: Bool { stepUpSignIn != nil }
+    /// `OpenIDClient.signIn(…allowsStepUp: true…)`, or asks through CIBA with `allowsStepUp`.
+    public var canStepUp: Bool { stepUpSignIn != nil || backchannel?.allowsStepUp == true }
+
+    /// With CIBA, processes sharing the store ask the user once
+    /// (``BackchannelAuthenticationFlow/initialTokenLockTimeout``); `nil` otherwise.
+    public var initialTokenLockTimeout: TimeInterval? { backchannel?.initialTokenLockTimeout }
 
     /// Signs the same user in again for `requirement` (RFC 9470): the union of the granted and
     /// required scopes, the `acr_values` and `max_age` asked for, and the new ID token checked
@@ -63,6 +71,12 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     public func stepUp(_ token: OAuthToken, to requirement: StepUpRequirement, for context: AuthenticationContext)
         async throws -> OAuthToken
     {
+        if let backchannel, backchannel.allowsStepUp {
+            let stepped = try await backchannel.stepUp(token, to: requirement, for: context)
+            _ = try await validateBackchannel(
+                stepped, acrValues: requirement.acrValues, subject: token.idTokenClaims?.subject, context: context)
+            return stepped
+        }
         guard let signIn = stepUpSignIn else { throw StepUpError(.unsupported, requirement: requirement) }
         let granted = [signIn.scope, token.scope].compactMap { $0 }.joined(separator: " ")
         let scope = requirement.scope(addedTo: granted) ?? signIn.scope
@@ -90,12 +104,35 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
         return result.token
     }
 
-    /// Throws `AuthenticationError` `.missingCredential`: the user signs in through
+    /// With CIBA, asks the user (``BackchannelAuthenticationFlow``) and validates the ID token
+    /// (CIBA Core §10.1.1: the rules of Core §3.1.3.7 without a nonce, `at_hash` when present).
+    /// Otherwise throws `AuthenticationError` `.missingCredential`: the user signs in through
     /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:authorizationDetails:requestObjectSigner:signedAuthorizationResponses:signedResponseMode:allowsStepUp:)``.
     public func obtainToken(for context: AuthenticationContext) async throws -> OAuthToken {
-        throw AuthenticationError(
-            code: .missingCredential,
-            message: "No OpenID Connect session is stored for \(endpoint.client.clientID); sign in first.")
+        guard let backchannel else {
+            throw AuthenticationError(
+                code: .missingCredential,
+                message: "No OpenID Connect session is stored for \(endpoint.client.clientID); sign in first.")
+        }
+        let token = try await backchannel.obtainToken(for: context)
+        _ = try await validateBackchannel(token, acrValues: [], subject: nil, context: context)
+        return token
+    }
+
+    /// Validates the ID token of a CIBA token response: present, every rule of Core §3.1.3.7
+    /// but the nonce's, `at_hash` when present, and for a step-up the `acr` asked for and the
+    /// session's `sub`.
+    private func validateBackchannel(
+        _ token: OAuthToken, acrValues: [String], subject: String?, context: AuthenticationContext
+    ) async throws -> IDTokenClaims {
+        guard let idToken = token.idToken else {
+            throw IDTokenValidationError(
+                .missing, "The CIBA token response has no id_token although openid was asked for.")
+        }
+        var expectations = IDTokenExpectations(accessToken: token.accessToken)
+        expectations.acrValues = acrValues
+        expectations.subject = subject
+        return try await validator.validate(idToken, expecting: expectations, now: context.clock.now)
     }
 
     /// Refreshes, then validates the new ID token against the previous one or keeps the previous.
