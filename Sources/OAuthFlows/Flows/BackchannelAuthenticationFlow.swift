@@ -128,7 +128,7 @@ public struct BackchannelAuthentication: Sendable, CustomStringConvertible {
 ///
 /// Cancelling the task stops the wait at once. Refreshes use the refresh token grant.
 ///
-/// With an ``OAuthAuthenticator`` whose store other processes share (a `FileTokenStore`, a
+/// With an `OAuthAuthenticator` whose store other processes share (a `FileTokenStore`, a
 /// `PostgresTokenStore`), the user is asked once for all of them: processes obtain the first token
 /// one at a time under the store's lock (``initialTokenLockTimeout``), and those that waited adopt
 /// it, or fail with the same `access_denied`. With ``allowsStepUp``, a resource's `403` asking for

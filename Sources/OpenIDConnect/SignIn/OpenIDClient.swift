@@ -163,7 +163,7 @@ public struct OpenIDClient: Sendable {
     }
 
     /// The flow of a session whose user is asked through CIBA (OpenID Connect Client-Initiated
-    /// Backchannel Authentication): an ``OAuthAuthenticator`` with it asks the user named in
+    /// Backchannel Authentication): an `OAuthAuthenticator` with it asks the user named in
     /// `request` when it has no session, on the user's own device, waits for their approval,
     /// validates the ID token (no nonce in CIBA), and then refreshes as any session of this client
     /// (the same ``OpenIDSessionFlow/storeKey``: ``restore(store:account:configuration:)`` brings

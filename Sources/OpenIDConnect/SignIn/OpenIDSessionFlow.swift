@@ -57,7 +57,7 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     public var canStepUp: Bool { stepUpSignIn != nil || backchannel?.allowsStepUp == true }
 
     /// With CIBA, processes sharing the store ask the user once
-    /// (``BackchannelAuthenticationFlow/initialTokenLockTimeout``); `nil` otherwise.
+    /// (`BackchannelAuthenticationFlow.initialTokenLockTimeout`); `nil` otherwise.
     public var initialTokenLockTimeout: TimeInterval? { backchannel?.initialTokenLockTimeout }
 
     /// Signs the same user in again for `requirement` (RFC 9470): the union of the granted and
@@ -104,7 +104,7 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
         return result.token
     }
 
-    /// With CIBA, asks the user (``BackchannelAuthenticationFlow``) and validates the ID token
+    /// With CIBA, asks the user (`BackchannelAuthenticationFlow`) and validates the ID token
     /// (CIBA Core §10.1.1: the rules of Core §3.1.3.7 without a nonce, `at_hash` when present).
     /// Otherwise throws `AuthenticationError` `.missingCredential`: the user signs in through
     /// ``OpenIDClient/signIn(redirectURI:scope:request:userAgent:configuring:account:resources:pushesAuthorizationRequests:parametersRepeatedInBrowser:authorizationDetails:requestObjectSigner:signedAuthorizationResponses:signedResponseMode:allowsStepUp:)``.
