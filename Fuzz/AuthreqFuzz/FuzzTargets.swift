@@ -234,7 +234,14 @@ enum FuzzTargets {
     static func wwwAuthenticate(_ data: Data) {
         let challenges = AuthenticationChallenge.parse(String(decoding: data, as: UTF8.self))
         check(challenges.count <= data.count, "more challenges than bytes")
-        for challenge in challenges { _ = challenge.hasScheme("Bearer") }
+        for challenge in challenges {
+            _ = challenge.hasScheme("Bearer")
+            // The step-up a challenge asks for, authorization details (a JSON array) included.
+            if let requirement = StepUpRequirement(challenge: challenge) {
+                check(requirement.authorizationDetails.allSatisfy { !$0.type.isEmpty }, "a detail without a type")
+                _ = requirement.description
+            }
+        }
     }
 
     static let authorizationRequest: AuthorizationRequest? = {

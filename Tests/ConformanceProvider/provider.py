@@ -18,6 +18,15 @@ Control API (on the port given on the command line):
 - `GET /runs/ID/checks` answers the checks: `[{"id", "status", "description", "details"}]`.
 - `GET /runs` lists the modules; `GET /test/health` answers when the server is up.
 
+FAPI-CIBA (`fapi-ciba-id1-client-test-plan`, `src/main/java/net/openid/conformance/fapiciba/rp/`):
+its modules for the variant private_key_jwt, poll and ping (`"ciba_mode": "ping"` and the client's
+`"notification_endpoint"` in `POST /runs`). The provider requires signed authentication requests
+(CIBA Core §7.1.1) and private_key_jwt at the backchannel and token endpoints, checks the polling
+interval, answers the module's sequence of token responses, and pings the client. Not ported:
+FAPI 1's sender-constrained (mutual TLS) access tokens, which wait for mutual TLS in the SDK; the
+tokens here are bearer tokens. The modules' polling interval is 1 s where the suite's module does
+not set one (respects-interval: 31 s, slow-down: 5 s).
+
 Usage: provider.py PORT
 """
 
@@ -26,8 +35,11 @@ import json
 import os
 import secrets
 import sys
+import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 
 import jwt
@@ -134,6 +146,11 @@ class Module:
     # for an aggregated source, whose suite payload is unsigned).
     claims_source: object = None
     claims_source_spoil: dict = field(default_factory=dict)
+    # FAPI-CIBA: {"ack": how the backchannel response is spoiled ("missing_auth_req_id",
+    # "missing_expires_in", or an error code), "answers": the token endpoint's answers before the
+    # tokens, "interval": seconds, "ping": "right" or "bad_bearer"}.
+    ciba: object = None
+    token_scope: bool = True
 
     def __post_init__(self):
         self.advertised = self.advertised or self.algorithm
@@ -145,6 +162,15 @@ def fapi(**options):
     options.setdefault("algorithm", "PS256")
     return Module(fapi=True, **options)
 
+
+def ciba(answers=(), ack=None, interval=1, ping="right", **options):
+    """A FAPI-CIBA module: PS256 ID tokens, private_key_jwt, signed authentication requests."""
+    options.setdefault("algorithm", "PS256")
+    return Module(ciba={"answers": list(answers), "ack": ack, "interval": interval, "ping": ping}, **options)
+
+
+CIBA_GRANT = "urn:openid:params:grant-type:ciba"
+PENDING = "authorization_pending"
 
 # The modules, named as the suite names them. `claims` replaces ID token claims (a callable gets
 # the run), `drop` removes them.
@@ -248,13 +274,46 @@ MODULES = {
     # Key types beyond the plans' RS256
     "oidcc-client-test-idtoken-sig-es256": Module(algorithm="ES256"),
     "oidcc-client-test-idtoken-sig-ps256": Module(algorithm="PS256"),
+    # FAPI-CIBA client (fapi-ciba-id1-client-test-plan), private_key_jwt, poll and ping
+    "fapi-ciba-id1-client-test": ciba(),
+    "fapi-ciba-id1-client-refresh-token-test": ciba(),
+    "fapi-ciba-id1-client-valid-aud-as-array-test": ciba(claims={"aud": lambda run: [run.client_id]}),
+    "fapi-ciba-id1-client-no-scope-in-token-endpoint-response-test": ciba(token_scope=False, expires_in=False),
+    "fapi-ciba-id1-client-respects-interval-test": ciba(interval=31),
+    "fapi-ciba-id1-client-slow-down-test": ciba(answers=["slow_down"], interval=5),
+    "fapi-ciba-id1-client-invalid-missing-authreqid-test": ciba(ack="missing_auth_req_id"),
+    "fapi-ciba-id1-client-invalid-missing-expiresin-test": ciba(ack="missing_expires_in"),
+    "fapi-ciba-id1-client-invalid-expired-id-token-hint-test": ciba(ack="expired_id_token_hint"),
+    "fapi-ciba-id1-client-invalid-unknown-user-id-test": ciba(ack="unknown_user_id"),
+    "fapi-ciba-id1-client-invalid-id-token-hint-test": ciba(ack="invalid_id_token_hint"),
+    "fapi-ciba-id1-client-invalid-request-test": ciba(answers=[PENDING, "invalid_request"]),
+    "fapi-ciba-id1-client-invalid-access-denied-test": ciba(answers=[PENDING, PENDING, "access_denied"]),
+    "fapi-ciba-id1-client-invalid-expired-token-test": ciba(answers=[PENDING, PENDING, "expired_token"]),
+    "fapi-ciba-id1-client-invalid-iss-test": ciba(claims={"iss": "https://other.example.com"}),
+    "fapi-ciba-id1-client-invalid-aud-test": ciba(claims={"aud": "another-client"}),
+    "fapi-ciba-id1-client-invalid-secondary-aud-test": ciba(
+        claims={"aud": lambda run: [run.client_id, "another-client"], "azp": lambda run: run.client_id}
+    ),
+    "fapi-ciba-id1-client-invalid-signature-test": ciba(bad_signature=True),
+    "fapi-ciba-id1-client-invalid-null-alg-test": ciba(algorithm="none", advertised="PS256"),
+    "fapi-ciba-id1-client-invalid-alternate-alg-test": ciba(algorithm="RS256", advertised="PS256"),
+    "fapi-ciba-id1-client-invalid-expired-exp-test": ciba(
+        claims={"exp": lambda run: int(time.time()) - 3600, "iat": lambda run: int(time.time()) - 3900}
+    ),
+    "fapi-ciba-id1-client-invalid-iat-is-week-in-past-test": ciba(claims={"iat": lambda run: int(time.time()) - 7 * 86400}),
+    "fapi-ciba-id1-client-invalid-missing-aud-test": ciba(drop=("aud",)),
+    "fapi-ciba-id1-client-invalid-missing-exp-test": ciba(drop=("exp",)),
+    "fapi-ciba-id1-client-invalid-missing-iss-test": ciba(drop=("iss",)),
+    "fapi-ciba-id1-client-ping-with-invalid-bearer-token-test": ciba(ping="bad_bearer"),
 }
 
 
 class Provider(CheckLog):
-    def __init__(self, name, client_jwk=None):
+    def __init__(self, name, client_jwk=None, ciba_mode="poll", notification_endpoint=None):
         super().__init__()
         self.client_jwk = client_jwk
+        self.ciba_mode, self.notification_endpoint = ciba_mode, notification_endpoint
+        self.ciba_requests = {}
         self.requests, self.assertion_ids, self.proof_ids = {}, set(), set()
         self.last_id_token = None
         self.id = secrets.token_hex(8)
@@ -292,6 +351,7 @@ class Provider(CheckLog):
             ("GET", "/resource"): self.resource,
             ("GET", "/logout"): self.logout,
             ("GET", "/claims"): self.claims_endpoint,
+            ("POST", "/backchannel"): self.backchannel,
         }
         route = routes.get((request.method, request.path))
         return route(request) if route else None
@@ -330,6 +390,16 @@ class Provider(CheckLog):
                 dpop_signing_alg_values_supported=["ES256", "PS256"],
                 authorization_response_iss_parameter_supported=True,
             )
+        if self.module.ciba is not None:
+            document.update(
+                backchannel_authentication_endpoint=f"{self.issuer}/backchannel",
+                backchannel_token_delivery_modes_supported=[self.ciba_mode],
+                backchannel_authentication_request_signing_alg_values_supported=["ES256", "PS256"],
+                backchannel_user_code_parameter_supported=False,
+                grant_types_supported=["refresh_token", CIBA_GRANT],
+                token_endpoint_auth_methods_supported=["private_key_jwt"],
+                token_endpoint_auth_signing_alg_values_supported=["ES256", "PS256"],
+            )
         return json_reply(200, document)
 
     def jwks(self, request):
@@ -338,8 +408,8 @@ class Provider(CheckLog):
         return json_reply(200, {"keys": keys})
 
     def authenticate_client(self, request, form, endpoint):
-        """client_secret_basic, or for FAPI private_key_jwt with the issuer as audience."""
-        if not self.module.fapi:
+        """client_secret_basic, or for FAPI and FAPI-CIBA private_key_jwt with the issuer as audience."""
+        if not self.module.fapi and self.module.ciba is None:
             credentials = parse_basic(request.header("Authorization"))
             ok = credentials == (self.client_id, self.client_secret)
             self.check("client-secret-basic", ok, "client_secret_basic")
@@ -486,6 +556,11 @@ class Provider(CheckLog):
                 return json_reply(400, {"error": "invalid_grant"})
             verifier = form.get("code_verifier") or ""
             self.check("pkce-verifier", b64url(hashlib.sha256(verifier.encode()).digest()) == entry["challenge"], "code_verifier")
+        elif grant == CIBA_GRANT and self.module.ciba is not None:
+            answer = self.ciba_token_answer(form)
+            if answer is not None:
+                return answer
+            entry = {"scope": ["openid"], "nonce": None}
         elif refreshing:
             entry = self.tokens.get(form.get("refresh_token", ""))
             if entry is None:
@@ -518,6 +593,8 @@ class Provider(CheckLog):
             "id_token": self.id_token(entry, access, refreshing),
             "scope": " ".join(entry["scope"]),
         }
+        if not self.module.token_scope:
+            del body["scope"]
         if self.module.expires_in:
             body["expires_in"] = 300
         if entry.get("details") is not None and grant == "authorization_code":
@@ -613,6 +690,13 @@ class Provider(CheckLog):
         """A FAPI resource: a DPoP-bound token with its proof, and a nonce when the module asks."""
         scheme, _, token = (request.header("Authorization") or "").partition(" ")
         entry = self.tokens.get(token)
+        if self.module.ciba is not None:
+            # FAPI-CIBA without mutual TLS (not ported): a bearer token the provider issued.
+            ok = scheme.lower() == "bearer" and entry is not None
+            self.check("resource-bearer", ok, "a bearer token this provider issued")
+            if not ok:
+                return json_reply(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+            return json_reply(200, {"sub": SUBJECT})
         challenge_scheme = "dpop" if self.module.lowercase_challenge else "DPoP"
 
         def refuse(error, description, nonce=False):
@@ -639,6 +723,124 @@ class Provider(CheckLog):
             return refuse("use_dpop_nonce", "nonce required", nonce=True)
         return json_reply(200, {"sub": SUBJECT})
 
+    # MARK: CIBA
+
+    def backchannel(self, request):
+        """The backchannel authentication endpoint (CIBA Core §7): private_key_jwt, a signed
+        authentication request (§7.1.1) whose claims are the parameters, the module's answer."""
+        form = request.form()
+        if not self.authenticate_client(request, form, "backchannel"):
+            return json_reply(401, {"error": "invalid_client"})
+        outside = set(form) - {"request", "client_id", "client_assertion", "client_assertion_type"}
+        self.check("ciba-parameters-inside-request", not outside, "no parameter outside the signed request",
+                   outside=sorted(outside))
+        parameters = self.ciba_request_object(form.get("request"))
+        if parameters is None:
+            return json_reply(400, {"error": "invalid_request", "error_description": "a signed request is required"})
+        scopes = str(parameters.get("scope", "")).split()
+        self.check("ciba-openid-scope", "openid" in scopes, "openid in the scope", scope=parameters.get("scope"))
+        hints = [h for h in ("login_hint", "id_token_hint", "login_hint_token") if h in parameters]
+        self.check("ciba-one-hint", len(hints) == 1, "exactly one hint", hints=hints)
+        if "requested_expiry" in parameters:
+            self.check("ciba-requested-expiry", isinstance(parameters["requested_expiry"], int),
+                       "requested_expiry a number in the signed request")
+        notification = parameters.get("client_notification_token")
+        if self.ciba_mode == "ping":
+            # CIBA §7.1: at least 128 bits of entropy (the suite estimates it from the length).
+            ok = isinstance(notification, str) and len(notification) >= 22
+            self.check("ciba-notification-token", ok, "a client_notification_token of 128 bits or more")
+        settings = self.module.ciba
+        ack = settings["ack"]
+        if ack in ("expired_id_token_hint", "unknown_user_id", "invalid_id_token_hint"):
+            self.check("ciba-backchannel-error", "INFO", f"answered {ack}")
+            return json_reply(400, {"error": ack, "error_description": f"The module answers {ack}."})
+        auth_req_id = secrets.token_urlsafe(24)
+        now = time.time()
+        with self.lock:
+            self.ciba_requests[auth_req_id] = {
+                "issued": now, "last": now, "interval": settings["interval"], "answers": list(settings["answers"]),
+                "ended": False, "scope": scopes, "notification": notification,
+            }
+        body = {"auth_req_id": auth_req_id, "expires_in": 120, "interval": settings["interval"]}
+        if ack == "missing_auth_req_id":
+            del body["auth_req_id"]
+        if ack == "missing_expires_in":
+            del body["expires_in"]
+        if self.ciba_mode == "ping" and "auth_req_id" in body:
+            threading.Timer(1.0, self.ping, args=(auth_req_id,)).start()
+        return json_reply(200, body)
+
+    def ciba_request_object(self, token):
+        """The claims of a signed authentication request, checked (CIBA §7.1.1, FAPI-CIBA §5.2.2)."""
+        if not token:
+            self.check("ciba-signed-request", False, "no signed authentication request")
+            return None
+        try:
+            key = jwt.PyJWK(self.client_jwk).key
+            claims = jwt.decode(
+                token, key, algorithms=["ES256", "PS256"], audience=self.issuer, leeway=5,
+                options={"require": ["exp", "iss", "aud", "iat", "nbf", "jti"]},
+            )
+        except jwt.PyJWTError as error:
+            self.check("ciba-signed-request", False, f"the signed request does not verify: {error}")
+            return None
+        ok = claims.get("iss") == self.client_id and claims["exp"] - claims["nbf"] <= 3600
+        self.check("ciba-signed-request", ok, "signature, iss, aud, iat, nbf, jti, exp at most 60 minutes after nbf")
+        return {k: v for k, v in claims.items() if k not in ("iss", "aud", "iat", "nbf", "exp", "jti")} if ok else None
+
+    def ping(self, auth_req_id):
+        """Notifies the client's endpoint (CIBA §10.2), with a bad bearer when the module says."""
+        with self.lock:
+            entry = self.ciba_requests[auth_req_id]
+        bad = self.module.ciba["ping"] == "bad_bearer"
+        bearer = ("not-" + entry["notification"]) if bad else entry["notification"]
+        with self.lock:
+            entry["pinged"] = time.time()  # before the ping: the client's token request may come at once
+        ping_request = urllib.request.Request(
+            self.notification_endpoint or "http://127.0.0.1:9/", data=json.dumps({"auth_req_id": auth_req_id}).encode(),
+            method="POST", headers={"Authorization": f"Bearer {bearer}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(ping_request, timeout=10) as response:
+                status = response.status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        except OSError:
+            status = 0
+        if bad:
+            self.check("ciba-ping-refused", status == 401, "the client refused a ping with a bad bearer", http_status=status)
+        else:
+            self.check("ciba-ping-accepted", 200 <= status < 300, "the client accepted the ping", http_status=status)
+
+    def ciba_token_answer(self, form):
+        """The module's answer to a CIBA token request, or `None` for the tokens."""
+        now = time.time()
+        with self.lock:
+            entry = self.ciba_requests.get(form.get("auth_req_id", ""))
+            if entry is None:
+                self.check("ciba-known-auth-req-id", False, "an auth_req_id this provider issued")
+                return json_reply(400, {"error": "invalid_grant"})
+            self.check("ciba-no-request-after-end", not entry["ended"], "no token request after the request ended")
+            if entry["ended"]:
+                return json_reply(400, {"error": "invalid_grant"})
+            if self.ciba_mode == "ping":
+                self.check("ciba-after-ping", "pinged" in entry, "the token request follows the ping")
+            else:
+                gap = now - entry["last"]
+                self.check("ciba-interval", gap >= entry["interval"] - 0.2, "polled no sooner than the interval",
+                           gap=round(gap, 3), interval=entry["interval"])
+            entry["last"] = now
+            if entry["answers"]:
+                error = entry["answers"].pop(0)
+                if error == "slow_down":
+                    entry["interval"] += 5
+                if error not in (PENDING, "slow_down"):
+                    entry["ended"] = True
+                self.check("ciba-token-answer", "INFO", error)
+                return json_reply(400, {"error": error, "error_description": f"The module answers {error}."})
+            entry["ended"] = True
+            self.check("ciba-token-answer", "INFO", "tokens")
+        return None
+
     def logout(self, request):
         """RP-Initiated Logout 1.0: the ID token as hint, then back to the client with its state."""
         query = request.query
@@ -663,7 +865,8 @@ def start(body):
     name = body.get("module")
     if name not in MODULES:
         return json_reply(404, {"error": "unknown module", "modules": sorted(MODULES)})
-    provider = Provider(name, body.get("client_jwk"))
+    provider = Provider(
+        name, body.get("client_jwk"), body.get("ciba_mode", "poll"), body.get("notification_endpoint"))
     return provider, {"issuer": provider.issuer, "client_id": provider.client_id, "client_secret": provider.client_secret}
 
 

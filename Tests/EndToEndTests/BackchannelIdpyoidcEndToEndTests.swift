@@ -332,6 +332,53 @@ struct BackchannelIdpyoidcEndToEndTests {
         #expect(try await stats(client.id)[Self.cibaGrant] == 2)
     }
 
+    @Test func authreqLoginWithCIBAShowsTheBindingMessageAndStoresTheSessionForTheNextProcess() async throws {
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let client = try await makeClient(["mode": "poll", "interval": 1])
+        let secret = ["AUTHREQ_CLIENT_SECRET": client.secret]
+        let login = try tool.start(
+            [
+                "login", "--ciba", "--login-hint", "diana@example.com", "--binding-message", "CLI 4711",
+                "--issuer", try IdpyoidcProvider.plain.base.absoluteString, "--client-id", client.id,
+                "--scope", "openid email offline_access",
+            ], environment: secret)
+        let requests = try await waitForRequests(client.id)
+        #expect(requests.first?["binding_message"] as? String == "CLI 4711")
+        for _ in 0..<50 where !login.stderrSoFar.contains("CLI 4711") { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(login.stderrSoFar.contains("Approve it only if it shows:  CLI 4711"), "\(login.stderrSoFar)")
+        #expect(login.stderrSoFar.contains("diana@example.com"))
+        try await decide(client.id, "approve")
+        let outcome = try await login.finish()
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("Signed in: profile 'default'"))
+
+        // A new process uses the stored session: no new request to the user.
+        let token = try await tool.run(["token"], environment: secret)
+        #expect(token.status == 0, "\(token.stderr)")
+        #expect(!token.stdout.isEmpty)
+        let counts = try await stats(client.id)
+        #expect(counts["backchannel"] == 1 && counts[Self.cibaGrant] == 1, "\(counts)")
+        let profile = try String(contentsOf: tool.configurationFile, encoding: .utf8)
+        #expect(profile.contains(#""grant" : "ciba""#) || profile.contains(#""grant":"ciba""#), "\(profile)")
+    }
+
+    @Test func authreqLoginWithCIBAEndsWithTheDenialAndExitStatusThree() async throws {
+        let tool = try AuthreqTool()
+        defer { tool.removeHome() }
+        let client = try await makeClient(["mode": "poll", "interval": 1])
+        let login = try tool.start(
+            [
+                "login", "--ciba", "--login-hint", "diana", "--issuer", try IdpyoidcProvider.plain.base.absoluteString,
+                "--client-id", client.id,
+            ], environment: ["AUTHREQ_CLIENT_SECRET": client.secret])
+        _ = try await waitForRequests(client.id)
+        try await decide(client.id, "deny")
+        let outcome = try await login.finish()
+        #expect(outcome.status == 3, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("diana denied the request: The user denied the request."), "\(outcome.stderr)")
+    }
+
     /// The `OAuthError` a request failed with, itself or underneath an `AuthenticationError`.
     static func oauthError(in error: (any Error)?) -> OAuthError? {
         if let oauth = error as? OAuthError { return oauth }

@@ -242,4 +242,57 @@ private let backchannelURL = URL(string: "https://op.example.com/bc-authorize")!
         #expect(flow(.init(hint: .loginHint("ada"), requestedExpiry: 120)).initialTokenLockTimeout == 180)
         #expect(flow().initialTokenLockTimeout == 660, "10 minutes and one more without a requested expiry")
     }
+
+    /// Signs request objects by recording their claims.
+    struct RecordingSigner: RequestObjectSigner {
+        let requestObjectAlgorithm: String
+        let signed = Locked<[(String, String, [String: JSONValue])]>([])
+        func requestObject(clientID: String, audience: String, parameters: [String: JSONValue]) async throws -> String {
+            signed.withLock { $0.append((clientID, audience, parameters)) }
+            return "signed.request.object"
+        }
+    }
+
+    @Test func aSignedRequestSendsTheParametersOnlyAsTheClaimsOfTheRequestObject() async throws {
+        let signer = RecordingSigner(requestObjectAlgorithm: "PS256")
+        var signed = flow(
+            .init(
+                hint: .loginHint("ada@example.com"), bindingMessage: "Pay", requestedExpiry: 300,
+                authorizationDetails: [AuthorizationDetail(type: "payment_initiation")]))
+        signed.requestObjectSigning = .init(signer: signer, audience: "https://op.example.com")
+        acknowledge()
+        tokens()
+        _ = try await signed.obtainToken(for: server.context(clock: clock))
+        let body = try #require(server.requests.first?.body)
+        #expect(body.hasPrefix("request=signed.request.object&"), "\(body)")
+        for name in ["login_hint", "scope", "binding_message", "requested_expiry", "authorization_details"] {
+            #expect(!body.contains("\(name)="), "\(name) only inside the signed request")
+        }
+        let (clientID, audience, claims) = try #require(signer.signed.withLock { $0.first })
+        #expect(clientID == "agent" && audience == "https://op.example.com")
+        #expect(claims["login_hint"] == .string("ada@example.com"))
+        #expect(claims["scope"] == .string("openid"))
+        #expect(claims["requested_expiry"] == .number(300), "a number in the JWT")
+        #expect(claims["authorization_details"] == .array([.object(["type": .string("payment_initiation")])]))
+    }
+
+    @Test func aProviderThatListsOtherSigningAlgorithmsIsRefusedBeforeAnythingIsSent() throws {
+        let metadata = try AuthorizationServerMetadata(fields: [
+            "issuer": .string("https://op.example.com"), "token_endpoint": .string("https://op.example.com/token"),
+            "backchannel_authentication_endpoint": .string("https://op.example.com/bc"),
+            "backchannel_token_delivery_modes_supported": .array([.string("poll")]),
+            "backchannel_authentication_request_signing_alg_values_supported": .array([.string("ES256")]),
+        ])
+        #expect(metadata.backchannelAuthenticationRequestSigningAlgValuesSupported == ["ES256"])
+        let request = BackchannelAuthenticationRequest(hint: .loginHint("ada"))
+        #expect(throws: TokenEndpointError.self) {
+            _ = try metadata.backchannelAuthenticationFlow(
+                client: .none(id: "agent"), request: request,
+                requestObjectSigner: RecordingSigner(requestObjectAlgorithm: "PS256"))
+        }
+        let flow = try metadata.backchannelAuthenticationFlow(
+            client: .none(id: "agent"), request: request,
+            requestObjectSigner: RecordingSigner(requestObjectAlgorithm: "ES256"))
+        #expect(flow.requestObjectSigning?.audience == "https://op.example.com")
+    }
 }

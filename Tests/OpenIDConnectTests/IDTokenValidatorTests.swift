@@ -158,6 +158,27 @@ import Testing
         #expect(await rejection(missing)?.rule == .issuedAt)
     }
 
+    @Test func aNewSignInsTokenIssuedLongAgoIsRejectedARefreshedOneIsNot() async throws {
+        let now = provider.clock.now.timeIntervalSince1970
+        let weekOld = try await provider.token(
+            provider.claims(["iat": .number(now - 7 * 86400), "exp": .number(now + 300)]))
+        let rejected = await rejection(weekOld)
+        #expect(rejected?.rule == .issuedAt)
+        #expect(rejected?.description.contains("604800 s in the past") == true, "\(String(describing: rejected))")
+        let hourOld = try await provider.token(
+            provider.claims(["iat": .number(now - 3600), "exp": .number(now + 300)]))
+        #expect(await rejection(hourOld) == nil, "an hour, the default, within the skew")
+        #expect(
+            await rejection(weekOld, provider.validator(options: .init(maximumIssuedAtAge: nil))) == nil,
+            "nil accepts any age")
+        // A refresh may hand the session's ID token back as it was: its age is not judged.
+        let previous = try await provider.validator().validate(
+            try await provider.token(provider.claims([:])), expecting: nonce, now: provider.clock.now)
+        let refreshed = try await provider.token(
+            provider.claims(["iat": .number(now - 7 * 86400), "exp": .number(now + 300), "nonce": .null]))
+        #expect(await rejection(refreshed, expecting: IDTokenExpectations(previous: previous)) == nil)
+    }
+
     // MARK: Rule 11: nonce
 
     @Test func aWrongOrMissingNonceIsRejected() async throws {

@@ -8,10 +8,14 @@ import ResourceDiscovery
 /// `authreq login`: signs in and stores the session.
 struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Sign in: in the browser (default), with a code on another device, or as the client itself.",
+        abstract:
+            "Sign in: in the browser (default), with a code on another device, by asking the user on their "
+            + "device (CIBA), or as the client itself.",
         discussion: """
             Settings given here are saved in the profile first. The browser sign-in uses PKCE and a \
-            loopback redirect; when no browser opens, the URL is printed and the sign-in keeps waiting.
+            loopback redirect; when no browser opens, the URL is printed and the sign-in keeps waiting. \
+            With --ciba, the OpenID provider asks the user named by --login-hint on their own device; \
+            the binding message is printed so that they can tell this request from another.
             """
     )
 
@@ -24,6 +28,15 @@ struct Login: AsyncParsableCommand {
     @Flag(help: "Sign in as the client (client credentials grant); needs a client secret.")
     var clientCredentials = false
 
+    @Flag(help: "Ask the user on their own device (OpenID Connect CIBA, poll mode); needs --login-hint once.")
+    var ciba = false
+
+    @Option(help: "Whom --ciba asks: their e-mail address or user name at the provider (kept in the profile).")
+    var loginHint: String?
+
+    @Option(help: "The text --ciba shows on the user's device and here; a random code unless given.")
+    var bindingMessage: String?
+
     @Flag(help: "Print the sign-in URL instead of opening a browser.")
     var noBrowser = false
 
@@ -31,7 +44,12 @@ struct Login: AsyncParsableCommand {
     var timeout: Int = 300
 
     func validate() throws {
-        if device && clientCredentials { throw ValidationError("Choose one of --device and --client-credentials.") }
+        if [device, clientCredentials, ciba].filter({ $0 }).count > 1 {
+            throw ValidationError("Choose one of --device, --client-credentials and --ciba.")
+        }
+        if !ciba && (loginHint != nil || bindingMessage != nil) {
+            throw ValidationError("--login-hint and --binding-message go with --ciba.")
+        }
         if timeout <= 0 { throw ValidationError("--timeout must be positive.") }
     }
 
@@ -39,6 +57,7 @@ struct Login: AsyncParsableCommand {
     func grant(for profile: Profile) -> Profile.Grant {
         if device { return .deviceCode }
         if clientCredentials { return .clientCredentials }
+        if ciba { return .ciba }
         return profile.assertionFile != nil ? .jwtBearer : .authorizationCode
     }
 
@@ -56,6 +75,7 @@ struct Login: AsyncParsableCommand {
             var profile = try settings.applied(to: existing, name: name)
             let grant = grant(for: profile)
             profile.grant = grant
+            if let loginHint { profile.loginHint = loginHint }
             if profile != existing {
                 file.profiles[name] = profile
                 try file.save(to: global.locations.configurationFile)
@@ -66,7 +86,8 @@ struct Login: AsyncParsableCommand {
             if let resource = profile.resource {
                 guard grant == .authorizationCode else {
                     throw CLIError.usage(
-                        "A --resource profile signs in in the browser; --device and --client-credentials do not apply.")
+                        "A --resource profile signs in in the browser; --device, --client-credentials and --ciba "
+                            + "do not apply.")
                 }
                 let (flow, token) = try await signInToResource(resource, session)
                 session.console.message(
@@ -84,6 +105,7 @@ struct Login: AsyncParsableCommand {
             case .deviceCode: token = try await signInWithDevice(session, endpoints)
             case .clientCredentials: token = try await signInAsClient(session, endpoints)
             case .jwtBearer: token = try await signInAsWorkload(session, endpoints)
+            case .ciba: token = try await signInWithCIBA(session)
             }
             let expiry = token.expiresAt.map {
                 "; the access token expires in \(Duration.spoken($0.timeIntervalSinceNow))"
@@ -191,6 +213,53 @@ struct Login: AsyncParsableCommand {
         return token
     }
 
+    /// CIBA in poll mode: the provider asks the profile's `login_hint` on their device; the binding
+    /// message is shown here too, and a line every minute says how long is left.
+    private func signInWithCIBA(_ session: ProfileSession) async throws -> OAuthToken {
+        guard let hint = session.profile.loginHint, !hint.isEmpty else {
+            throw CLIError.usage("--ciba needs --login-hint: whom the provider asks (their e-mail address, user name).")
+        }
+        guard let issuer = session.profile.issuer else {
+            throw CLIError.usage(
+                "--ciba needs the provider's --issuer: its endpoints come from its discovery document.")
+        }
+        let metadata = try await AuthorizationServerMetadata.discover(
+            issuer: issuer, document: .openIDConfiguration, context: session.context)
+        let message = bindingMessage ?? BindingMessage.random()
+        let console = session.console
+        let reminder = Locked<Task<Void, Never>?>(nil)
+        var flow = try metadata.backchannelAuthenticationFlow(
+            client: try session.client(),
+            request: BackchannelAuthenticationRequest(
+                hint: .loginHint(hint), scope: session.profile.scope ?? "openid", bindingMessage: message)
+        ) { request in
+            console.message(BindingMessage.text(message, hint: hint, expiresAt: request.expiresAt, now: Date()))
+            let task = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(60))
+                    let left = request.expiresAt.timeIntervalSinceNow
+                    guard !Task.isCancelled, left > 0 else { return }
+                    console.message(
+                        "Still waiting for \(hint) to approve \"\(message)\": \(Duration.spoken(left)) left.")
+                }
+            }
+            reminder.withLock { $0 = task }
+        }
+        flow.account = session.name
+        defer { reminder.withLock { $0?.cancel() } }
+        let token: OAuthToken
+        do {
+            token = try await flow.obtainToken(for: session.context)
+        } catch let error as OAuthError where error.code == .expiredToken {
+            throw CLIError.needsSignIn(
+                "The request expired before \(hint) approved it. Run authreq login --ciba again.")
+        } catch let error as OAuthError where error.code == .accessDenied {
+            throw CLIError.needsSignIn("\(hint) denied the request\(error.errorDescription.map { ": \($0)" } ?? ".")")
+        }
+        await session.authenticator().configure(with: flow, token: token)
+        return token
+    }
+
     /// The JWT bearer grant with the profile's workload token file; no browser, no secret.
     private func signInAsWorkload(_ session: ProfileSession, _ endpoints: ServerEndpoints) async throws -> OAuthToken {
         let flow = try session.jwtBearerFlow(endpoints: endpoints, client: try session.client())
@@ -231,6 +300,24 @@ struct PrintingOpener: BrowserOpener {
     let console: Console
     func open(_ url: URL) async throws {
         console.message("Open this URL to sign in:\n\n    \(url.absoluteString)\n\nWaiting for the sign-in…")
+    }
+}
+
+/// What a CIBA sign-in shows: whom the provider asks, and the binding message to compare.
+enum BindingMessage {
+    /// A short code for the binding message when none is given: easy to compare on both screens.
+    static func random() -> String {
+        "authreq sign-in " + String(format: "%04d", Int.random(in: 0..<10_000))
+    }
+
+    static func text(_ message: String, hint: String, expiresAt: Date, now: Date) -> String {
+        """
+
+            The provider is asking \(hint) to approve this sign-in on their device.
+            Approve it only if it shows:  \(message)
+            (the request expires in \(Duration.spoken(expiresAt.timeIntervalSince(now))))
+
+        """
     }
 }
 

@@ -16,6 +16,9 @@ package struct Profile: Equatable, Sendable {
         /// A workload's token from its platform (RFC 7523 §2.1), read from ``Profile/assertionFile``
         /// for every grant; no user, no secret.
         case jwtBearer = "jwt_bearer"
+        /// CIBA (OpenID Connect Client-Initiated Backchannel Authentication): the provider asks
+        /// the user named by ``Profile/loginHint`` on their own device.
+        case ciba
     }
 
     /// How the client authenticates at the token endpoint.
@@ -60,6 +63,8 @@ package struct Profile: Equatable, Sendable {
     package var redirectURI: URL?
     /// How `login` signed in last.
     package var grant: Grant?
+    /// Whom a CIBA sign-in asks (`login_hint`: an e-mail address, a user name).
+    package var loginHint: String?
     /// Whether tokens are sender-constrained with DPoP (RFC 9449): bound to a key kept with the
     /// session, proven on every request. `false` unless set.
     package var dpop: Bool?
@@ -88,7 +93,7 @@ package struct Profile: Equatable, Sendable {
         "resource", "client_name", "issuer", "client_id", "scope", "client_secret_file", "client_secret_env",
         "assertion_file", "enterprise_profile", "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
-        "redirect_uri", "grant", "dpop", "par", "client_id_in_body",
+        "redirect_uri", "grant", "login_hint", "dpop", "par", "client_id_in_body",
     ]
 
     /// Reads a profile from its JSON object; every mistake is named.
@@ -136,6 +141,7 @@ package struct Profile: Equatable, Sendable {
         deviceAuthorizationEndpoint = try url("device_authorization_endpoint")
         revocationEndpoint = try url("revocation_endpoint")
         redirectURI = try url("redirect_uri")
+        loginHint = try string("login_hint")
         func bool(_ key: String) throws(CLIError) -> Bool? {
             switch fields[key] {
             case nil, .null?: return nil
@@ -174,6 +180,7 @@ package struct Profile: Equatable, Sendable {
         put("revocation_endpoint", revocationEndpoint?.absoluteString)
         put("redirect_uri", redirectURI?.absoluteString)
         put("grant", grant?.rawValue)
+        put("login_hint", loginHint)
         if let dpop { fields["dpop"] = .bool(dpop) }
         if let pushesAuthorizationRequests { fields["par"] = .bool(pushesAuthorizationRequests) }
         if let clientIDInBody { fields["client_id_in_body"] = .bool(clientIDInBody) }

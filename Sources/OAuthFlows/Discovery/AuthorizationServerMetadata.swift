@@ -69,6 +69,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     public let backchannelTokenDeliveryModesSupported: [String]
     /// `backchannel_user_code_parameter_supported` (CIBA Core §4); `false` when absent.
     public let backchannelUserCodeParameterSupported: Bool
+    /// `backchannel_authentication_request_signing_alg_values_supported` (CIBA Core §4): the
+    /// algorithms of signed authentication requests the server accepts; empty when absent.
+    public let backchannelAuthenticationRequestSigningAlgValuesSupported: [String]
     /// Every field, as sent.
     public let fields: [String: JSONValue]
 
@@ -106,6 +109,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         self.backchannelAuthenticationEndpoint = url("backchannel_authentication_endpoint")
         self.backchannelTokenDeliveryModesSupported = strings("backchannel_token_delivery_modes_supported") ?? []
         self.backchannelUserCodeParameterSupported = bool("backchannel_user_code_parameter_supported")
+        self.backchannelAuthenticationRequestSigningAlgValuesSupported =
+            strings("backchannel_authentication_request_signing_alg_values_supported") ?? []
         self.fields = fields
     }
 
@@ -285,11 +290,14 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     /// - Throws: `TokenEndpointError` `.missingEndpoint` when the server has no
     ///   `backchannel_authentication_endpoint` or token endpoint; `.invalidField` when it does not
     ///   list the delivery mode asked for in `backchannel_token_delivery_modes_supported`, or
-    ///   when the request has a `user_code` and the server does not take one.
+    ///   when the request has a `user_code` and the server does not take one, or when it lists
+    ///   `backchannel_authentication_request_signing_alg_values_supported` without the algorithm
+    ///   of `requestObjectSigner` (which signs the request, CIBA Core §7.1.1, as FAPI-CIBA requires).
     public func backchannelAuthenticationFlow(
         client: ClientAuthentication,
         request: BackchannelAuthenticationRequest,
         deliveryMode: BackchannelAuthenticationFlow.DeliveryMode = .poll,
+        requestObjectSigner: (any RequestObjectSigner)? = nil,
         onRequest: @escaping @Sendable (BackchannelAuthentication) async -> Void = { _ in }
     ) throws -> BackchannelAuthenticationFlow {
         let mode: String
@@ -308,7 +316,17 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
                 .invalidField, "The server does not take a user_code (backchannel_user_code_parameter_supported).",
                 field: "backchannel_user_code_parameter_supported")
         }
-        return BackchannelAuthenticationFlow(
+        let algorithms = backchannelAuthenticationRequestSigningAlgValuesSupported
+        if let requestObjectSigner, !algorithms.isEmpty,
+            !algorithms.contains(requestObjectSigner.requestObjectAlgorithm)
+        {
+            throw TokenEndpointError(
+                .invalidField,
+                "The server accepts signed authentication requests with \(algorithms.joined(separator: ", ")), not "
+                    + "\(requestObjectSigner.requestObjectAlgorithm); nothing was sent.",
+                field: "backchannel_authentication_request_signing_alg_values_supported")
+        }
+        var flow = BackchannelAuthenticationFlow(
             backchannelAuthenticationEndpoint: try required(
                 backchannelAuthenticationEndpoint, "backchannel_authentication_endpoint"),
             tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
@@ -316,6 +334,10 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
             request: request,
             deliveryMode: deliveryMode,
             onRequest: onRequest)
+        if let requestObjectSigner {
+            flow.requestObjectSigning = .init(signer: requestObjectSigner, audience: issuer)
+        }
+        return flow
     }
 }
 

@@ -69,6 +69,20 @@ public struct BackchannelAuthenticationRequest: Sendable {
         self.authorizationDetails = authorizationDetails
     }
 
+    /// The request's parameters as the claims of a signed authentication request (CIBA Core
+    /// §7.1.1): `requested_expiry` a number, `authorization_details` a JSON array, the rest strings.
+    func claims(clientNotificationToken: String?) throws -> [String: JSONValue] {
+        var claims: [String: JSONValue] = [:]
+        for (name, value) in try parameters(clientNotificationToken: clientNotificationToken) {
+            switch name {
+            case "requested_expiry": claims[name] = .number(Double(requestedExpiry ?? 0))
+            case "authorization_details": claims[name] = .array(authorizationDetails.map(\.jsonValue))
+            default: claims[name] = .string(value)
+            }
+        }
+        return claims
+    }
+
     /// The request's parameters, without the client's credentials.
     func parameters(clientNotificationToken: String?) throws -> [(String, String)] {
         var parameters: [(String, String)] = [("scope", scope), hint.parameter]
@@ -162,6 +176,24 @@ public struct BackchannelAuthenticationFlow: OAuthFlow {
     /// Whether a resource's step-up challenge asks the user again (``stepUp(_:to:for:)``);
     /// `false` unless set.
     public var allowsStepUp = false
+    /// Signs each authentication request (CIBA Core §7.1.1: the parameters as the claims of a
+    /// JWT with `aud` the provider's issuer, sent as `request` beside the client's
+    /// authentication), as FAPI-CIBA requires; `nil` sends the parameters as they are.
+    public var requestObjectSigning: RequestObjectSigning?
+
+    /// A signer of authentication requests and the provider it signs them for.
+    public struct RequestObjectSigning: Sendable {
+        /// Signs the request objects, e.g. the client's `PrivateKeyJWT`.
+        public let signer: any RequestObjectSigner
+        /// Their `aud`: the provider's issuer.
+        public let audience: String
+
+        /// Creates the signing.
+        public init(signer: any RequestObjectSigner, audience: String) {
+            self.signer = signer
+            self.audience = audience
+        }
+    }
     private let sleep: DeviceAuthorizationFlow.Sleep
 
     /// Creates the flow.
@@ -259,17 +291,27 @@ public struct BackchannelAuthenticationFlow: OAuthFlow {
         return try await again.obtainToken(for: context)
     }
 
-    /// Posts the backchannel authentication request (CIBA Core §7.1) and reads the
-    /// acknowledgement (§7.3), or throws the provider's error (§13).
+    /// Posts the backchannel authentication request (CIBA Core §7.1), signed when
+    /// ``requestObjectSigning`` is set (§7.1.1), and reads the acknowledgement (§7.3), or throws
+    /// the provider's error (§13).
     public func startAuthentication(
         clientNotificationToken: String?, context: AuthenticationContext
     ) async throws -> BackchannelAuthentication {
+        var parameters = try request.parameters(clientNotificationToken: clientNotificationToken)
+        var secrets = [clientNotificationToken, request.userCode, request.hint.secret].compactMap { $0 }
+        if let signing = requestObjectSigning {
+            let object = try await signing.signer.requestObject(
+                clientID: endpoint.client.clientID, audience: signing.audience,
+                parameters: try request.claims(clientNotificationToken: clientNotificationToken))
+            parameters = [("request", object)]
+            secrets.append(object)
+        }
         let reply = try await FormPost.send(
-            try request.parameters(clientNotificationToken: clientNotificationToken),
+            parameters,
             to: backchannelAuthenticationEndpoint,
             client: endpoint.client,
             context: context,
-            alsoRemoving: [clientNotificationToken, request.userCode, request.hint.secret].compactMap { $0 }
+            alsoRemoving: secrets
         )
         return try Self.authentication(from: reply, bindingMessage: request.bindingMessage)
     }

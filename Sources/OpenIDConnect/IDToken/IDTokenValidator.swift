@@ -54,16 +54,22 @@ public struct IDTokenValidator: Sendable {
         /// Audiences other than the client that may appear in `aud`; by default a token with any
         /// other audience is rejected (Core §3.1.3.7 rule 3).
         public var trustedAudiences: Set<String>
+        /// How long before `now` the `iat` of a new sign-in's ID token may be, in seconds (Core
+        /// §3.1.3.7 rule 10 leaves the range to the client): a provider mints it when it answers,
+        /// so an older one is a replayed or forged token. One hour by default; `nil` accepts any.
+        /// Not applied to ID tokens from a refresh, which some providers hand back unchanged.
+        public var maximumIssuedAtAge: TimeInterval?
 
         /// Creates options.
         public init(
             clockSkew: TimeInterval = 60, expectedAlgorithm: String? = nil, allowsHMAC: Bool = false,
-            trustedAudiences: Set<String> = []
+            trustedAudiences: Set<String> = [], maximumIssuedAtAge: TimeInterval? = 3600
         ) {
             self.clockSkew = clockSkew
             self.expectedAlgorithm = expectedAlgorithm
             self.allowsHMAC = allowsHMAC
             self.trustedAudiences = trustedAudiences
+            self.maximumIssuedAtAge = maximumIssuedAtAge
         }
     }
 
@@ -147,11 +153,20 @@ public struct IDTokenValidator: Sendable {
             throw IDTokenValidationError(
                 .expired, "exp passed \(Int(now.timeIntervalSince(claims.expiresAt))) s ago (skew \(Int(skew)) s).")
         }
-        // Rule 10: not issued in the future.
+        // Rule 10: not issued in the future...
         guard claims.issuedAt <= now.addingTimeInterval(skew) else {
             throw IDTokenValidationError(
                 .issuedAt,
                 "iat is \(Int(claims.issuedAt.timeIntervalSince(now))) s in the future (skew \(Int(skew)) s).")
+        }
+        // ... nor too long ago for a new sign-in (the client's range).
+        if expected.previous == nil, let maximum = options.maximumIssuedAtAge {
+            let age = now.timeIntervalSince(claims.issuedAt)
+            guard age <= maximum + skew else {
+                throw IDTokenValidationError(
+                    .issuedAt, "iat is \(Int(age)) s in the past, more than the \(Int(maximum)) s a new sign-in allows."
+                )
+            }
         }
         // Rule 11: the nonce sent comes back.
         if let nonce = expected.nonce {

@@ -163,7 +163,8 @@ public struct OpenIDClient: Sendable {
     }
 
     /// The flow of a session whose user is asked through CIBA (OpenID Connect Client-Initiated
-    /// Backchannel Authentication): an `OAuthAuthenticator` with it asks the user named in
+    /// Backchannel Authentication, and FAPI-CIBA with `requestObjectSigner` and a
+    /// `private_key_jwt` client): an `OAuthAuthenticator` with it asks the user named in
     /// `request` when it has no session, on the user's own device, waits for their approval,
     /// validates the ID token (no nonce in CIBA), and then refreshes as any session of this client
     /// (the same ``OpenIDSessionFlow/storeKey``: ``restore(store:account:configuration:)`` brings
@@ -178,16 +179,20 @@ public struct OpenIDClient: Sendable {
     ///   - allowsStepUp: Whether a resource's step-up challenge (`insufficient_scope`,
     ///     `insufficient_user_authentication`, `insufficient_authorization_details`) asks the
     ///     same user again through CIBA, checking the new ID token's `sub` and `acr`.
+    ///   - requestObjectSigner: Signs every authentication request (CIBA Core §7.1.1), as
+    ///     FAPI-CIBA requires; e.g. the client's `PrivateKeyJWT`.
     ///   - onRequest: Receives the provider's acknowledgement (show its binding message).
     /// - Throws: `TokenEndpointError` when the provider has no `backchannel_authentication_endpoint`
-    ///   or does not offer the delivery mode or a `user_code` asked for.
+    ///   or does not offer the delivery mode, a `user_code` or the signing algorithm asked for.
     public func backchannelSessionFlow(
         request: BackchannelAuthenticationRequest, deliveryMode: BackchannelAuthenticationFlow.DeliveryMode = .poll,
         account: String? = nil, resources: [URL] = [], allowsStepUp: Bool = false,
+        requestObjectSigner: (any RequestObjectSigner)? = nil,
         onRequest: @escaping @Sendable (BackchannelAuthentication) async -> Void = { _ in }
     ) throws -> OpenIDSessionFlow {
         var backchannel = try provider.metadata.backchannelAuthenticationFlow(
-            client: client, request: request, deliveryMode: deliveryMode, onRequest: onRequest)
+            client: client, request: request, deliveryMode: deliveryMode, requestObjectSigner: requestObjectSigner,
+            onRequest: onRequest)
         backchannel.account = account
         backchannel.allowsStepUp = allowsStepUp
         var flow = try sessionFlow(account: account, resources: resources)

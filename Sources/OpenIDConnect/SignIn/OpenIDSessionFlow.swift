@@ -49,7 +49,7 @@ public struct OpenIDSessionFlow: OAuthFlow, CustomStringConvertible {
     }
 
     /// How the user is asked when there is no session, and at a step-up: CIBA, for a flow made by
-    /// ``OpenIDClient/backchannelSessionFlow(request:deliveryMode:account:resources:allowsStepUp:onRequest:)``.
+    /// ``OpenIDClient/backchannelSessionFlow(request:deliveryMode:account:resources:allowsStepUp:requestObjectSigner:onRequest:)``.
     var backchannel: BackchannelAuthenticationFlow?
 
     /// Whether the session can sign in again for a step-up: when it was signed in with

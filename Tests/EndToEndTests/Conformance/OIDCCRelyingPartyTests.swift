@@ -37,16 +37,24 @@ enum ConformanceProvider {
         let description: String
     }
 
-    /// Starts a provider serving `module`; a FAPI 2.0 module needs the client's public key.
-    static func start(_ module: String, clientJWK: [String: String]? = nil) async throws -> Run {
+    /// Starts a provider serving `module`; a FAPI 2.0 or FAPI-CIBA module needs the client's
+    /// public key, a FAPI-CIBA module in ping mode the client's notification endpoint.
+    static func start(
+        _ module: String, clientJWK: [String: String]? = nil, cibaMode: String? = nil, notificationEndpoint: URL? = nil
+    ) async throws -> Run {
         struct Start: Encodable {
             let module: String
             let client_jwk: [String: String]?
+            let ciba_mode: String?
+            let notification_endpoint: String?
         }
         let base = try #require(url, notRunReason)
         var request = URLRequest(url: base.appendingPathComponent("runs"))
         request.httpMethod = "POST"
-        request.httpBody = try JSONEncoder().encode(Start(module: module, client_jwk: clientJWK))
+        request.httpBody = try JSONEncoder().encode(
+            Start(
+                module: module, client_jwk: clientJWK, ciba_mode: cibaMode,
+                notification_endpoint: notificationEndpoint?.absoluteString))
         let (data, _) = try await URLSession.shared.data(for: request)
         return try JSONDecoder().decode(Run.self, from: data)
     }
