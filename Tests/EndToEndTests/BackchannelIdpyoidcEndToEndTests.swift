@@ -64,6 +64,15 @@ struct BackchannelIdpyoidcEndToEndTests {
         return try await received(clientID)
     }
 
+    /// When helper processes start their requests together: far enough ahead for three processes
+    /// to be spawned and to discover the provider on a loaded machine.
+    func startTogether() -> Date { Date().addingTimeInterval(8) }
+
+    func waitUntil(_ date: Date) async throws {
+        let left = date.timeIntervalSinceNow
+        if left > 0 { try await Task.sleep(for: .milliseconds(Int(left * 1000))) }
+    }
+
     struct UserInfoGet: AuthenticatedResource {
         typealias Output = Data
         let authenticator: any RequestAuthenticator
@@ -157,7 +166,9 @@ struct BackchannelIdpyoidcEndToEndTests {
 
     @Test func aRequestNobodyAnswersExpiresAndNothingIsPolledAfterItsExpiry() async throws {
         // The one test with a short lifetime: it is about expiry, judged from the provider's record.
-        let client = try await makeClient(["mode": "poll", "interval": 1, "expires_in": 4])
+        // 15 s: the expiry counts from when the request was sent, and a loaded provider may take
+        // seconds to answer it; polls every second still come well before it.
+        let client = try await makeClient(["mode": "poll", "interval": 1, "expires_in": 15])
         let oidc = try await openID(client)
         let flow = try oidc.backchannelSessionFlow(request: BackchannelAuthenticationRequest(hint: .loginHint("diana")))
         let error = await #expect(throws: OAuthError.self) {
@@ -248,15 +259,16 @@ struct BackchannelIdpyoidcEndToEndTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ciba-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let issuer = try IdpyoidcProvider.plain.base.absoluteString
+        let start = startTogether()
         let runs = (0..<3).map { _ in
             Task {
-                try await TestHelperProcess.run([
-                    "ciba-requests", folder.path, issuer, client.id, client.secret, "diana", "8",
-                ])
+                try await TestHelperProcess.run(
+                    ["ciba-requests", folder.path, issuer, client.id, client.secret, "diana", "8"],
+                    environment: ["AUTHREQ_HELPER_START_AT": String(start.timeIntervalSince1970)])
             }
         }
         _ = try await waitForRequests(client.id)
-        try await Task.sleep(for: .seconds(2))  // the other processes wait for the store's lock meanwhile
+        try await waitUntil(start.addingTimeInterval(2))  // the other processes wait for the store's lock
         try await decide(client.id, "approve")
         for run in runs {
             let outcome = try await run.value
@@ -273,15 +285,17 @@ struct BackchannelIdpyoidcEndToEndTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ciba-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let issuer = try IdpyoidcProvider.plain.base.absoluteString
+        let start = startTogether()
         let runs = (0..<3).map { _ in
             Task {
-                try await TestHelperProcess.run([
-                    "ciba-requests", folder.path, issuer, client.id, client.secret, "diana", "2",
-                ])
+                try await TestHelperProcess.run(
+                    ["ciba-requests", folder.path, issuer, client.id, client.secret, "diana", "2"],
+                    environment: ["AUTHREQ_HELPER_START_AT": String(start.timeIntervalSince1970)])
             }
         }
         _ = try await waitForRequests(client.id)
-        try await Task.sleep(for: .seconds(2))
+        // Every process is waiting by then (a process that starts after the denial asks anew).
+        try await waitUntil(start.addingTimeInterval(3))
         try await decide(client.id, "deny")
         for run in runs {
             let outcome = try await run.value

@@ -295,4 +295,19 @@ private let backchannelURL = URL(string: "https://op.example.com/bc-authorize")!
             requestObjectSigner: RecordingSigner(requestObjectAlgorithm: "ES256"))
         #expect(flow.requestObjectSigning?.audience == "https://op.example.com")
     }
+
+    @Test func aTokenErrorThatEchoesTheRequestsIdentifierShowsItRedacted() async throws {
+        acknowledge(id: "req-SECRET-echoed")
+        server.reply(
+            status: 400,
+            json:
+                #"{"error":"access_denied","error_description":"req-SECRET-echoed was denied","auth_req_id":"req-SECRET-echoed"}"#
+        )
+        let error = await #expect(throws: OAuthError.self) {
+            try await flow().obtainToken(for: server.context(clock: clock))
+        }
+        let shown = "\(String(describing: error)) \(String(reflecting: error)) \(error?.errorDescription ?? "")"
+        #expect(!shown.contains("req-SECRET"), "\(shown)")
+        #expect(error?.code == .accessDenied)
+    }
 }

@@ -29,7 +29,8 @@
 //   authreq-test-helper ciba-requests STORE ISSUER CLIENT_ID CLIENT_SECRET LOGIN_HINT COUNT
 //       The OpenID provider at ISSUER asks LOGIN_HINT through CIBA (poll mode) when STORE (a
 //       FileTokenStore's folder) has no session of CLIENT_ID (client_secret_basic), and COUNT
-//       concurrent GETs go to its UserInfo endpoint; prints the same JSON line.
+//       concurrent GETs go to its UserInfo endpoint, at AUTHREQ_HELPER_START_AT if set; prints the
+//       same JSON line.
 import AuthenticatedRequests
 import Foundation
 import OAuthFlows
@@ -363,6 +364,7 @@ case "ciba-requests":
         flow: flow, store: FileTokenStore(directory: URL(fileURLWithPath: values[0])),
         configuration: .init(storeLockTimeout: 30))
     guard let userInfo = provider.userInfoEndpoint else { fail("the provider has no userinfo_endpoint") }
+    try await waitForTheStart()
     try printSummary(of: await concurrentGets(Array(repeating: (authenticator, userInfo), count: count)))
 default:
     fail("unknown command")

@@ -10,6 +10,8 @@ package enum Redaction {
         "access_token", "refresh_token", "id_token", "client_secret", "code", "code_verifier",
         "device_code", "user_code", "password", "assertion", "client_assertion", "subject_token",
         "actor_token", "token", "state", "issued_token", "registration_access_token", "initial_access_token",
+        // CIBA: the request's identifier, the ping's bearer, and the hints that are tokens.
+        "auth_req_id", "client_notification_token", "login_hint_token", "id_token_hint",
     ]
 
     /// A bounded, redacted preview of a body: at most `limit` bytes, decoded leniently, with
