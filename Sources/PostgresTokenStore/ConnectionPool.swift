@@ -31,7 +31,19 @@
         private var abandoned: Set<UInt64> = []
         private var isShutDown = false
 
+        /// The longest one TCP connection attempt may take before it is given up and tried again
+        /// (as a transient failure, within the statement's response timeout). A server whose
+        /// listen queue overflows (a fleet connecting at once to a loaded machine) drops SYNs, and
+        /// the kernel would try the same one again only after 1, 3 and 7 seconds: with fresh
+        /// attempts the statement reaches the server as soon as the queue drains, instead of
+        /// reading as an unavailable database after 10 s of silence.
+        static let connectAttemptTimeout = TimeAmount.seconds(2)
+
         init(configuration: PostgresConnection.Configuration, maximum: Int, idleTimeout: Duration, logger: Logger) {
+            var configuration = configuration
+            if configuration.options.connectTimeout > Self.connectAttemptTimeout {
+                configuration.options.connectTimeout = Self.connectAttemptTimeout
+            }
             self.configuration = configuration
             self.maximum = max(1, maximum)
             self.idleTimeout = idleTimeout
