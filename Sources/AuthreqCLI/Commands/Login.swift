@@ -182,7 +182,7 @@ struct Login: AsyncParsableCommand {
             throw CLIError.usage("The server has no device authorization endpoint; sign in in the browser instead.")
         }
         let console = session.console
-        let reminder = Locked<Task<Void, Never>?>(nil)
+        let reminder = WaitReminder(console: console)
         var flow = DeviceAuthorizationFlow(
             deviceAuthorizationEndpoint: deviceEndpoint,
             tokenEndpoint: endpoints.token,
@@ -190,19 +190,10 @@ struct Login: AsyncParsableCommand {
             scope: session.profile.scope
         ) { authorization in
             console.message(DeviceCodeMessage.text(for: authorization, now: Date()))
-            let task = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(60))
-                    let left = authorization.expiresAt.timeIntervalSinceNow
-                    guard !Task.isCancelled, left > 0 else { return }
-                    console.message(
-                        "Still waiting for approval of \(authorization.userCode): \(Duration.spoken(left)) left.")
-                }
-            }
-            reminder.withLock { $0 = task }
+            reminder.start(until: authorization.expiresAt) { "Still waiting for approval of \(authorization.userCode)" }
         }
         flow.account = session.name
-        defer { reminder.withLock { $0?.cancel() } }
+        defer { reminder.stop() }
         let token: OAuthToken
         do {
             token = try await flow.obtainToken(for: session.context)
@@ -227,26 +218,17 @@ struct Login: AsyncParsableCommand {
             issuer: issuer, document: .openIDConfiguration, context: session.context)
         let message = bindingMessage ?? BindingMessage.random()
         let console = session.console
-        let reminder = Locked<Task<Void, Never>?>(nil)
+        let reminder = WaitReminder(console: console)
         var flow = try metadata.backchannelAuthenticationFlow(
             client: try session.client(),
             request: BackchannelAuthenticationRequest(
                 hint: .loginHint(hint), scope: session.profile.scope ?? "openid", bindingMessage: message)
         ) { request in
             console.message(BindingMessage.text(message, hint: hint, expiresAt: request.expiresAt, now: Date()))
-            let task = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(60))
-                    let left = request.expiresAt.timeIntervalSinceNow
-                    guard !Task.isCancelled, left > 0 else { return }
-                    console.message(
-                        "Still waiting for \(hint) to approve \"\(message)\": \(Duration.spoken(left)) left.")
-                }
-            }
-            reminder.withLock { $0 = task }
+            reminder.start(until: request.expiresAt) { "Still waiting for \(hint) to approve \"\(message)\"" }
         }
         flow.account = session.name
-        defer { reminder.withLock { $0?.cancel() } }
+        defer { reminder.stop() }
         let token: OAuthToken
         do {
             token = try await flow.obtainToken(for: session.context)
@@ -301,6 +283,29 @@ struct PrintingOpener: BrowserOpener {
     func open(_ url: URL) async throws {
         console.message("Open this URL to sign in:\n\n    \(url.absoluteString)\n\nWaiting for the sign-in…")
     }
+}
+
+/// While a sign-in waits for a person: a line every minute with the time left, until `deadline`.
+final class WaitReminder: Sendable {
+    let console: Console
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    init(console: Console) { self.console = console }
+
+    func start(until deadline: Date, _ waiting: @escaping @Sendable () -> String) {
+        let console = console
+        let reminder = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(60))
+                let left = deadline.timeIntervalSinceNow
+                guard !Task.isCancelled, left > 0 else { return }
+                console.message("\(waiting()): \(Duration.spoken(left)) left.")
+            }
+        }
+        task.withLock { $0 = reminder }
+    }
+
+    func stop() { task.withLock { $0?.cancel() } }
 }
 
 /// What a CIBA sign-in shows: whom the provider asks, and the binding message to compare.
