@@ -68,6 +68,23 @@ struct BackchannelIdpyoidcEndToEndTests {
     /// to be spawned and to discover the provider on a loaded machine.
     func startTogether() -> Date { Date().addingTimeInterval(8) }
 
+    /// Three helper processes sharing the store `folder`, each sending `requests` concurrent
+    /// requests that need the user's approval, all starting at the returned date.
+    func startThreeProcesses(_ client: (id: String, secret: String), store folder: URL, requests: Int) throws
+        -> (start: Date, runs: [Task<TestHelperProcess.Outcome, any Error>])
+    {
+        let issuer = try IdpyoidcProvider.plain.base.absoluteString
+        let start = startTogether()
+        let runs = (0..<3).map { _ in
+            Task {
+                try await TestHelperProcess.run(
+                    ["ciba-requests", folder.path, issuer, client.id, client.secret, "diana", String(requests)],
+                    environment: ["AUTHREQ_HELPER_START_AT": String(start.timeIntervalSince1970)])
+            }
+        }
+        return (start, runs)
+    }
+
     func waitUntil(_ date: Date) async throws {
         let left = date.timeIntervalSinceNow
         if left > 0 { try await Task.sleep(for: .milliseconds(Int(left * 1000))) }
@@ -258,15 +275,7 @@ struct BackchannelIdpyoidcEndToEndTests {
         let client = try await makeClient(["mode": "poll", "interval": 1])
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ciba-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let issuer = try IdpyoidcProvider.plain.base.absoluteString
-        let start = startTogether()
-        let runs = (0..<3).map { _ in
-            Task {
-                try await TestHelperProcess.run(
-                    ["ciba-requests", folder.path, issuer, client.id, client.secret, "diana", "8"],
-                    environment: ["AUTHREQ_HELPER_START_AT": String(start.timeIntervalSince1970)])
-            }
-        }
+        let (start, runs) = try startThreeProcesses(client, store: folder, requests: 8)
         _ = try await waitForRequests(client.id)
         try await waitUntil(start.addingTimeInterval(2))  // the other processes wait for the store's lock
         try await decide(client.id, "approve")
@@ -284,15 +293,7 @@ struct BackchannelIdpyoidcEndToEndTests {
         let client = try await makeClient(["mode": "poll", "interval": 1])
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ciba-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let issuer = try IdpyoidcProvider.plain.base.absoluteString
-        let start = startTogether()
-        let runs = (0..<3).map { _ in
-            Task {
-                try await TestHelperProcess.run(
-                    ["ciba-requests", folder.path, issuer, client.id, client.secret, "diana", "2"],
-                    environment: ["AUTHREQ_HELPER_START_AT": String(start.timeIntervalSince1970)])
-            }
-        }
+        let (start, runs) = try startThreeProcesses(client, store: folder, requests: 2)
         _ = try await waitForRequests(client.id)
         // Every process is waiting by then (a process that starts after the denial asks anew).
         try await waitUntil(start.addingTimeInterval(3))
