@@ -55,6 +55,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Fetched and built only with the AsyncHTTPClient trait enabled.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // AsyncHTTPClient's TLS (already in its graph): the transport's client identity for mutual TLS.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.36.0"),
         // Fetched and built only with the Logging trait enabled.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Fetched and built only with the OpenAPI trait enabled.
@@ -121,6 +123,8 @@ let package = Package(
                     package: "async-http-client",
                     condition: .when(traits: ["AsyncHTTPClient"])
                 ),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         .target(

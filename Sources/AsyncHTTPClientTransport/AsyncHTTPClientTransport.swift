@@ -5,6 +5,7 @@
     import NIOCore
     import NIOHTTP1
     import NIOPosix
+    import NIOSSL
 
     #if canImport(FoundationNetworking)
         import FoundationNetworking
@@ -40,6 +41,11 @@
         /// The deadlines of bodies still on their way, one set per client, shared by the copies of
         /// this transport.
         let bodyDeadlines: (client: BodyDeadlines, nonRedirectingClient: BodyDeadlines)
+        /// The certificate and key presented to servers that ask for one (mutual TLS, RFC 8705);
+        /// `nil` for none.
+        public let clientIdentity: ClientIdentity?
+        /// The TLS settings of every request, with ``clientIdentity`` added, when either was given.
+        let tls: TransportTLS?
 
         /// A process-wide client that follows no redirect, on the same event loops as
         /// `HTTPClient.shared`; like it, it lives as long as the process and needs no shutdown.
@@ -69,12 +75,26 @@
         ///     TLS configuration that the authorization server needs too.
         ///   - timeout: the total deadline of an ordinary request.
         ///   - maximumBodySize: the largest body accepted.
+        ///   - clientIdentity: the certificate chain and key to present when a server asks for a
+        ///     client certificate (mutual TLS, RFC 8705), on every request of both clients. PEM
+        ///     files are read again when they change: the next connection presents the new
+        ///     certificate (connections are pooled by certificate, so none made with the old one
+        ///     is reused for it). `nil` by default: none.
+        ///   - tlsConfiguration: the TLS settings of every request (trust roots, versions), to
+        ///     which `clientIdentity` is added; `nil` for the clients' own, or for
+        ///     `TLSConfiguration.makeClientConfiguration()` when there is a `clientIdentity`.
         public init(
             client: HTTPClient = .shared,
             nonRedirectingClient: HTTPClient = AsyncHTTPClientTransport.sharedNonRedirectingClient,
             timeout: TimeAmount = .seconds(60),
-            maximumBodySize: Int = 16 << 20
+            maximumBodySize: Int = 16 << 20,
+            clientIdentity: ClientIdentity? = nil,
+            tlsConfiguration: TLSConfiguration? = nil
         ) {
+            self.clientIdentity = clientIdentity
+            self.tls =
+                clientIdentity != nil || tlsConfiguration != nil
+                ? TransportTLS(base: tlsConfiguration ?? .makeClientConfiguration(), identity: clientIdentity) : nil
             self.client = client
             self.nonRedirectingClient = nonRedirectingClient
             self.timeout = timeout
@@ -100,8 +120,10 @@
                 ? (self.client, bodyDeadlines.client) : (nonRedirectingClient, bodyDeadlines.nonRedirectingClient)
             let limit = min(options.maximumResponseSize ?? maximumBodySize, maximumBodySize)
             do {
+                let tlsConfiguration = try tls?.current().configuration
                 let (body, response) = try await Self.execute(
-                    request, on: client, timeout: options.timeout, maximumBodySize: limit, deadlines: deadlines)
+                    request, on: client, tlsConfiguration: tlsConfiguration, timeout: options.timeout,
+                    maximumBodySize: limit, deadlines: deadlines)
                 try options.check(body, of: response, for: request)
                 return (body, response)
             } catch {
@@ -115,6 +137,7 @@
         private static func execute(
             _ request: URLRequest,
             on client: HTTPClient,
+            tlsConfiguration: TLSConfiguration?,
             timeout: TimeInterval?,
             maximumBodySize: Int,
             deadlines: BodyDeadlines
@@ -129,6 +152,7 @@
                 for (name, value) in fields { outgoing.headers.add(name: name, value: value) }
             }
             if let body = request.httpBody { outgoing.body = .bytes(body) }
+            if let tlsConfiguration { outgoing.tlsConfiguration = tlsConfiguration }
             let seconds = timeout.map { Swift.min(Swift.max($0, 0), 1e7) } ?? 3600
             let deadline = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))
             let response = try await client.execute(outgoing, deadline: deadline)
@@ -222,13 +246,19 @@
             return Task.detached(operation: operation)
         }
 
+        /// The `x5t#S256` of the certificate ``clientIdentity`` presents now (its files read again
+        /// if they changed); `nil` without a client identity.
+        public func clientCertificateThumbprint() throws -> String? {
+            try tls?.current().thumbprint
+        }
+
         /// `error` as an ``HTTPTransportError`` of its class, the same classes `URLSessionTransport`
         /// reports: SwiftNIO and AsyncHTTPClient errors never reach the caller raw.
         static func classify(
             _ error: any Error, sending request: URLRequest, timeout: TimeInterval?, maximumBodySize: Int
         ) -> any Error {
             switch error {
-            case is HTTPTransportError, is CancellationError:
+            case is HTTPTransportError, is CancellationError, is ClientIdentityError:
                 return error
             case is NIOTooManyBytesError:
                 return HTTPTransportError.responseTooLarge(limit: maximumBodySize, url: request.url)

@@ -39,6 +39,9 @@
             try await traced(request) { try await base.send(request, options: options) }
         }
 
+        /// The client certificate ``base`` presents.
+        public func clientCertificateThumbprint() throws -> String? { try base.clientCertificateThumbprint() }
+
         private func traced(
             _ request: URLRequest, _ send: () async throws -> (Data, ResponseHead)
         ) async throws -> (Data, ResponseHead) {

@@ -44,6 +44,10 @@ public struct AuthenticationError: Error, CustomStringConvertible, CustomDebugSt
         /// The token is bound to a key (DPoP) that cannot be used: no proof of possession is
         /// configured, or the key is gone. The token was not sent.
         public static let keyUnavailable = Code("key unavailable")
+        /// The token is bound to a client certificate (RFC 8705) that the transport does not
+        /// present, and a refresh over the transport's certificate did not give one bound to it:
+        /// the token was not sent.
+        public static let certificateMismatch = Code("certificate mismatch")
         /// The stored credential could not be read (e.g. a corrupt file); it was left untouched.
         public static let storeFailed = Code("store failed")
         /// The code's name.

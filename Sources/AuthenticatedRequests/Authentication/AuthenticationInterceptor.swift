@@ -304,8 +304,8 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
         over transport: any HTTPTransport
     ) async throws -> (Data, ResponseHead) {
         var authenticated = request
-        let authenticator: A
-        let credential: Credential
+        var authenticator: A
+        var credential: Credential
         let epoch: UInt64
         if let (readyAuthenticator, readyCredential, readyEpoch) = readyCredential() {
             (authenticator, credential, epoch) = (readyAuthenticator, readyCredential, readyEpoch)
@@ -317,12 +317,43 @@ public actor AuthenticationInterceptor<A: Authenticator>: RequestAuthenticator {
             (authenticator, credential, epoch) = try await credentialForRequest()
             try Task.checkCancellation()
         }
+        if try !authenticator.canSend(credential, over: transport) {
+            (authenticator, credential) = try await credentialForCurrentCertificate(
+                of: authenticated, replacing: credential, by: authenticator, sentAtEpoch: epoch, over: transport)
+        }
         try await authenticate(&authenticated, with: credential, by: authenticator)
         let (body, response) = try await send(&authenticated, with: credential, by: authenticator, over: transport)
         guard Self.isRejection(response, of: authenticated, by: authenticator) else {
             return (body, response)
         }
         return try await retry(authenticated, carrying: credential, sentAtEpoch: epoch, over: transport)
+    }
+
+    /// The credential to send in place of `stale`, which `transport` cannot carry (it is bound to
+    /// a client certificate the transport no longer presents): `stale` refreshed over the
+    /// transport's certificate, the refresh shared like any other, before anything is sent.
+    ///
+    /// - Throws: ``AuthenticationError/Code/certificateMismatch`` when the refreshed credential
+    ///   cannot go over `transport` either; the refresh's error when it fails.
+    private nonisolated func credentialForCurrentCertificate(
+        of request: URLRequest,
+        replacing stale: Credential,
+        by authenticator: A,
+        sentAtEpoch epoch: UInt64,
+        over transport: any HTTPTransport
+    ) async throws -> (A, Credential) {
+        var carrying = request
+        authenticator.apply(stale, to: &carrying)
+        let (current, fresh) = try await credentialForRetry(of: carrying, carrying: stale, sentAtEpoch: epoch)
+        guard try current.canSend(fresh, over: transport) else {
+            throw AuthenticationError(
+                code: .certificateMismatch,
+                message: "The token for \(request.url?.redactedForDisplay ?? "the request") is bound to another client "
+                    + "certificate than the transport presents, even after a refresh; nothing was sent. Send "
+                    + "requests through a transport with the same client identity as the token endpoint's."
+            )
+        }
+        return (current, fresh)
     }
 
     /// Sends `request`, and once more with `credential` applied afresh when the authenticator asks

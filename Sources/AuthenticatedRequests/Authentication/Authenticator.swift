@@ -148,6 +148,17 @@ public protocol Authenticator: AnyObject, Sendable {
     /// that still asks for a step-up (``StepUpError/Code/refusedAfterStepUp``). The default is
     /// `nil`.
     func errorForRejectedRetry(_ urlRequest: URLRequest, response: ResponseHead) -> (any Error)?
+
+    /// Whether `credential` may go out over `transport` as it is. `false` makes the engine refresh
+    /// it first (shared with every concurrent request, like any refresh) and send the refreshed
+    /// one, or fail with ``AuthenticationError/Code/certificateMismatch`` when the refreshed one
+    /// may not go either. The OAuth authenticator answers `false` for a token bound to a client
+    /// certificate (``OAuthToken/certificateThumbprint``) that `transport` does not present: the
+    /// certificate was rotated since. The default is `true`.
+    ///
+    /// - Throws: when the transport cannot tell which certificate it presents (its files cannot
+    ///   be read); the request fails with that error and nothing is sent.
+    func canSend(_ credential: Credential, over transport: any HTTPTransport) throws -> Bool
 }
 
 extension Authenticator {
@@ -220,6 +231,11 @@ extension Authenticator {
     /// `nil`.
     public func errorForRejectedRetry(_ urlRequest: URLRequest, response: ResponseHead) -> (any Error)? {
         nil
+    }
+
+    /// `true`.
+    public func canSend(_ credential: Credential, over transport: any HTTPTransport) throws -> Bool {
+        true
     }
 }
 

@@ -76,6 +76,13 @@ public final class BearerTokenAuthenticator: Authenticator {
         }
     }
 
+    /// `false` for a token bound to a client certificate (``OAuthToken/certificateThumbprint``)
+    /// other than the one `transport` presents now: the engine refreshes it over the new one.
+    public func canSend(_ credential: OAuthToken, over transport: any HTTPTransport) throws -> Bool {
+        guard let bound = credential.certificateThumbprint else { return true }
+        return try transport.clientCertificateThumbprint() == bound
+    }
+
     /// For a request with a proof: remembers the server's nonce, and `true` when a `401` challenge
     /// says `use_dpop_nonce` (RFC 9449 §9).
     public func shouldResend(_ urlRequest: URLRequest, after response: ResponseHead) -> Bool {

@@ -30,6 +30,12 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
     /// for a proof, kept in the store with the token, and used for every proof made with it and
     /// for its refresh. `nil` for bearer tokens.
     public var boundKey: BoundKey?
+    /// The `x5t#S256` thumbprint (RFC 8705 §3.1) of the client certificate the token was issued
+    /// over: set when the token endpoint was reached over mutual TLS and the token is not bound by
+    /// DPoP. The authorization server binds such a token to that certificate, so the authenticator
+    /// sends it only over a transport that presents the same certificate, and refreshes it first
+    /// when the transport's certificate has been rotated. `nil` otherwise.
+    public var certificateThumbprint: String?
 
     /// The largest part of a token's lifetime that the refresh leeway may take: a quarter.
     ///
@@ -48,8 +54,10 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         idToken: String? = nil,
         additionalFields: [String: JSONValue] = [:],
         issuedAt: Date? = nil,
-        boundKey: BoundKey? = nil
+        boundKey: BoundKey? = nil,
+        certificateThumbprint: String? = nil
     ) {
+        self.certificateThumbprint = certificateThumbprint
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresAt = expiresAt.map(Self.storable)
@@ -130,6 +138,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         case additionalFields = "additional_fields"
         case issuedAt = "issued_at"
         case boundKey = "bound_key"
+        case certificateThumbprint = "x5t#S256"
     }
 
     /// Decodes a stored token (expiry in seconds since 1970).
@@ -144,6 +153,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         additionalFields = try container.decodeIfPresent([String: JSONValue].self, forKey: .additionalFields) ?? [:]
         boundKey = try container.decodeIfPresent(BoundKey.self, forKey: .boundKey)
+        certificateThumbprint = try container.decodeIfPresent(String.self, forKey: .certificateThumbprint)
     }
 
     private static func decodeDate(
@@ -171,6 +181,7 @@ public struct OAuthToken: AuthenticationCredential, Hashable {
         if !additionalFields.isEmpty { try container.encode(additionalFields, forKey: .additionalFields) }
         try container.encodeIfPresent(issuedAt?.timeIntervalSince1970, forKey: .issuedAt)
         try container.encodeIfPresent(boundKey, forKey: .boundKey)
+        try container.encodeIfPresent(certificateThumbprint, forKey: .certificateThumbprint)
     }
 }
 
@@ -186,6 +197,7 @@ extension OAuthToken: CustomStringConvertible, CustomDebugStringConvertible, Cus
         if let scope { parts.append("scope: \(scope)") }
         if idToken != nil { parts.append("idToken: \(Redaction.describe(idToken))") }
         if let boundKey { parts.append("boundKey: \(boundKey.thumbprint)") }
+        if let certificateThumbprint { parts.append("certificateThumbprint: \(certificateThumbprint)") }
         if !additionalFields.isEmpty {
             parts.append("additionalFields: \(additionalFields.keys.sorted())")
         }

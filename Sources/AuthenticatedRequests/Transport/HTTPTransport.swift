@@ -36,9 +36,24 @@ public protocol HTTPTransport: Sendable {
     /// - Throws: ``HTTPTransportError`` when the deadline passes or the body is too large,
     ///   a transport error when no response arrived, `CancellationError` when cancelled.
     func send(_ request: URLRequest, options: HTTPTransportOptions) async throws -> (Data, ResponseHead)
+
+    /// The `x5t#S256` thumbprint (RFC 8705 §3.1: base64url of the SHA-256 of the DER) of the
+    /// client certificate this transport presents in its TLS handshakes now, or `nil` when it
+    /// presents none (the default).
+    ///
+    /// Flows read it to use the server's mutual-TLS endpoints (`mtls_endpoint_aliases`) and to
+    /// record which certificate a token was issued to; the authenticator reads it before sending
+    /// a certificate-bound token, and refreshes a token bound to a certificate the transport no
+    /// longer presents (its files were rotated). A transport that wraps another forwards it.
+    ///
+    /// - Throws: ``ClientIdentityError`` when the identity's files cannot be read or parsed.
+    func clientCertificateThumbprint() throws -> String?
 }
 
 extension HTTPTransport {
+    /// `nil`: no client certificate.
+    public func clientCertificateThumbprint() throws -> String? { nil }
+
     /// Runs ``send(_:)`` within `options.timeout`, rejects a body over
     /// `options.maximumResponseSize`, and, when redirects are not allowed, rejects a response
     /// from another URL than the request's (the transport followed a redirect it should not

@@ -28,11 +28,24 @@ public struct InMemoryTransport: HTTPTransport {
     public typealias Handler = @Sendable (URLRequest) async throws -> (Data, ResponseHead)
 
     private let handler: Handler
+    private let thumbprint: (@Sendable () throws -> String?)?
 
     /// Creates a transport that answers every request with `handler`.
-    public init(_ handler: @escaping Handler) {
+    ///
+    /// - Parameters:
+    ///   - clientCertificateThumbprint: what ``clientCertificateThumbprint()`` answers, asked at
+    ///     each call (a test rotates the certificate by answering another); `nil` for a transport
+    ///     that presents no client certificate.
+    ///   - handler: the replies.
+    public init(
+        clientCertificateThumbprint: (@Sendable () throws -> String?)? = nil, _ handler: @escaping Handler
+    ) {
         self.handler = handler
+        self.thumbprint = clientCertificateThumbprint
     }
+
+    /// What the `clientCertificateThumbprint` given at creation answers, or `nil`.
+    public func clientCertificateThumbprint() throws -> String? { try thumbprint?() }
 
     /// Answers `request` with the handler's reply.
     public func send(_ request: URLRequest) async throws -> (Data, ResponseHead) {

@@ -3,6 +3,10 @@ import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
+#if canImport(CryptoKit) && canImport(Security)
+    import CryptoKit
+    import Security
+#endif
 
 /// The default ``HTTPTransport``: `URLSession`, with a session-level delegate that removes
 /// credential headers when a redirect leaves the origin of the original request.
@@ -24,6 +28,8 @@ public final class URLSessionTransport: HTTPTransport {
 
     private let session: URLSession
     private let nonRedirectingSession: URLSession
+    /// The `x5t#S256` of the client certificate the sessions present, if any.
+    private let thumbprint: String?
 
     /// Creates a transport with its own sessions.
     /// - Parameter configuration: the sessions' configuration; ``defaultConfiguration()`` unless
@@ -39,7 +45,61 @@ public final class URLSessionTransport: HTTPTransport {
             delegate: CrossOriginRedirectGuard(followsRedirects: false),
             delegateQueue: nil
         )
+        thumbprint = nil
     }
+
+    /// Creates a transport that presents `clientIdentity` when a server asks for a client
+    /// certificate (mutual TLS, RFC 8705), through the sessions' client-certificate challenge.
+    ///
+    /// Only Apple platforms can: give an identity made with
+    /// ``ClientIdentity/init(secIdentity:)`` (from the Keychain or a PKCS #12 file). On Linux,
+    /// `URLSession` (swift-corelibs-foundation) has no way to present a client certificate:
+    /// use `AsyncHTTPClientTransport(clientIdentity:)` (package trait `AsyncHTTPClient`), which
+    /// also reads PEM files and follows their rotation.
+    ///
+    /// - Throws: ``ClientIdentityError`` `.unsupportedByTransport` on Linux, and on Apple
+    ///   platforms for an identity that is not a `SecIdentity`; nothing is ever sent without
+    ///   the certificate.
+    public init(
+        configuration: URLSessionConfiguration = URLSessionTransport.defaultConfiguration(),
+        clientIdentity: ClientIdentity
+    ) throws {
+        #if canImport(FoundationNetworking) || !canImport(CryptoKit)
+            throw ClientIdentityError(
+                .unsupportedByTransport,
+                "URLSession on Linux cannot present a client certificate, so URLSessionTransport refuses "
+                    + "\(clientIdentity): use AsyncHTTPClientTransport(clientIdentity:) (package trait "
+                    + "AsyncHTTPClient) for mutual TLS.")
+        #else
+            guard let identity = clientIdentity.secIdentity else {
+                throw ClientIdentityError(
+                    .unsupportedByTransport,
+                    "URLSession presents a SecIdentity, not PEM files (\(clientIdentity)): import the certificate "
+                        + "and key into the Keychain or a PKCS #12 file and use ClientIdentity(secIdentity:), or use "
+                        + "AsyncHTTPClientTransport(clientIdentity:).")
+            }
+            var certificate: SecCertificate?
+            guard SecIdentityCopyCertificate(identity, &certificate) == errSecSuccess, let certificate else {
+                throw ClientIdentityError(.rejectedByTLS, "The SecIdentity has no certificate.")
+            }
+            let der = SecCertificateCopyData(certificate) as Data
+            thumbprint = Base64URL.encode(Data(SHA256.hash(data: der)))
+            let credential = URLCredential(identity: identity, certificates: nil, persistence: .forSession)
+            session = URLSession(
+                configuration: configuration,
+                delegate: CrossOriginRedirectGuard(followsRedirects: true, clientCredential: credential),
+                delegateQueue: nil
+            )
+            nonRedirectingSession = URLSession(
+                configuration: configuration,
+                delegate: CrossOriginRedirectGuard(followsRedirects: false, clientCredential: credential),
+                delegateQueue: nil
+            )
+        #endif
+    }
+
+    /// The `x5t#S256` of the client certificate this transport presents; `nil` without one.
+    public func clientCertificateThumbprint() throws -> String? { thumbprint }
 
     /// Creates a transport for an app's own `session` (a proxy, a custom configuration, a
     /// certificate-pinning delegate).
@@ -62,6 +122,7 @@ public final class URLSessionTransport: HTTPTransport {
             delegate: CrossOriginRedirectGuard(followsRedirects: false, forwardingTo: original),
             delegateQueue: session.delegateQueue
         )
+        thumbprint = nil
     }
 
     /// The configuration of a transport made without one: ephemeral, with no cookie store (no
@@ -147,6 +208,8 @@ public final class URLSessionTransport: HTTPTransport {
 package final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let followsRedirects: Bool
     private let original: (any URLSessionDelegate)?
+    /// The answer to a server's client-certificate challenge (Apple platforms), if any.
+    private let clientCredential: URLCredential?
 
     /// A request being loaded by ``load(_:in:)``: what arrived so far and who waits for it.
     private struct Loading {
@@ -219,9 +282,26 @@ package final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, 
         }
     }
 
-    init(followsRedirects: Bool, forwardingTo original: (any URLSessionDelegate)? = nil) {
+    init(
+        followsRedirects: Bool, forwardingTo original: (any URLSessionDelegate)? = nil,
+        clientCredential: URLCredential? = nil
+    ) {
         self.followsRedirects = followsRedirects
         self.original = original
+        self.clientCredential = clientCredential
+    }
+
+    /// The client certificate for a server that asks for one, when this transport has one.
+    /// Never on Linux, whose `URLSession` has no client-certificate challenge.
+    private func clientCertificate(for challenge: URLAuthenticationChallenge) -> URLCredential? {
+        #if canImport(FoundationNetworking)
+            return nil
+        #else
+            guard let clientCredential,
+                challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodClientCertificate
+            else { return nil }
+            return clientCredential
+        #endif
     }
 
     package func urlSession(
@@ -251,6 +331,7 @@ package final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, 
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        if let credential = clientCertificate(for: challenge) { return completionHandler(.useCredential, credential) }
         guard let original else { return completionHandler(.performDefaultHandling, nil) }
         #if canImport(FoundationNetworking)
             original.urlSession(session, didReceive: challenge, completionHandler: completionHandler)
@@ -268,6 +349,7 @@ package final class CrossOriginRedirectGuard: NSObject, URLSessionDataDelegate, 
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         if declines(challenge, for: task) { return completionHandler(.cancelAuthenticationChallenge, nil) }
+        if let credential = clientCertificate(for: challenge) { return completionHandler(.useCredential, credential) }
         guard let original = original as? any URLSessionTaskDelegate else {
             return completionHandler(.performDefaultHandling, nil)
         }

@@ -136,8 +136,11 @@ public struct AuthenticationConfiguration: Sendable {
         guard let authorizationEndpoint = metadata.authorizationEndpoint else {
             throw CodeFlowError(.invalidConfiguration, "The server metadata has no authorization_endpoint.")
         }
+        // The mutual-TLS aliases (RFC 8705 §5) for a client that uses mutual TLS; the
+        // authorization endpoint is the browser's, never an alias.
+        let server = metadata.resolved(for: client)
         let pushes = pushesAuthorizationRequests || metadata.requirePushedAuthorizationRequests
-        guard !pushes || metadata.pushedAuthorizationRequestEndpoint != nil else {
+        guard !pushes || server.pushedAuthorizationRequestEndpoint != nil else {
             throw CodeFlowError(
                 .invalidConfiguration,
                 metadata.requirePushedAuthorizationRequests
@@ -156,7 +159,7 @@ public struct AuthenticationConfiguration: Sendable {
             issuer: metadata.issuer,
             requiresIssuerParameter: metadata.authorizationResponseIssParameterSupported,
             resources: resources,
-            pushedAuthorizationRequestEndpoint: pushes ? metadata.pushedAuthorizationRequestEndpoint : nil,
+            pushedAuthorizationRequestEndpoint: pushes ? server.pushedAuthorizationRequestEndpoint : nil,
             parametersRepeatedInBrowser: parametersRepeatedInBrowser
         )
         requestObjectSigningAlgorithms =

@@ -114,6 +114,26 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         self.fields = fields
     }
 
+    /// `mtls_endpoint_aliases` (RFC 8705 §5): the endpoints a client using mutual TLS sends to,
+    /// by their metadata names (`token_endpoint`, `revocation_endpoint`, …); empty when absent.
+    public var mtlsEndpointAliases: [String: URL] {
+        guard let aliases = fields["mtls_endpoint_aliases"]?.objectValue else { return [:] }
+        return aliases.compactMapValues { $0.stringValue.flatMap(URL.init(string:)) }
+    }
+
+    /// This metadata as `client` sends to it: when the client uses mutual TLS
+    /// (`ClientAuthentication.usesMutualTLS`), every endpoint that ``mtlsEndpointAliases`` names is
+    /// replaced by its alias (RFC 8705 §5: the server may serve mutual TLS on other hosts);
+    /// otherwise the metadata as it is. Every flow and endpoint built here for a client uses it.
+    public func resolved(for client: ClientAuthentication) -> AuthorizationServerMetadata {
+        guard client.usesMutualTLS, case .object(let aliases)? = fields["mtls_endpoint_aliases"] else { return self }
+        var merged = fields
+        for (name, alias) in aliases where name.hasSuffix("_endpoint") && alias.stringValue != nil {
+            merged[name] = alias
+        }
+        return (try? AuthorizationServerMetadata(fields: merged)) ?? self
+    }
+
     /// Reads metadata encoded by ``encode(to:)``: the JSON document, checked as on discovery.
     public init(from decoder: any Decoder) throws {
         let value = try JSONValue(from: decoder)
@@ -240,13 +260,15 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
 
     /// The token endpoint for `client`.
     public func tokenEndpoint(client: ClientAuthentication) throws -> TokenEndpoint {
-        TokenEndpoint(url: try required(tokenEndpoint, "token_endpoint"), client: client.at(issuer: issuer))
+        TokenEndpoint(
+            url: try required(resolved(for: client).tokenEndpoint, "token_endpoint"), client: client.at(issuer: issuer))
     }
 
     /// The revocation endpoint for `client`.
     public func revocationEndpoint(client: ClientAuthentication) throws -> RevocationEndpoint {
         RevocationEndpoint(
-            url: try required(revocationEndpoint, "revocation_endpoint"), client: client.at(issuer: issuer))
+            url: try required(resolved(for: client).revocationEndpoint, "revocation_endpoint"),
+            client: client.at(issuer: issuer))
     }
 
     /// A client credentials flow at this server.
@@ -256,7 +278,7 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         additionalParameters: [String: String] = [:]
     ) throws -> ClientCredentialsFlow {
         ClientCredentialsFlow(
-            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
+            tokenEndpoint: try required(resolved(for: client).tokenEndpoint, "token_endpoint"),
             client: client.at(issuer: issuer),
             scope: scope,
             additionalParameters: additionalParameters
@@ -266,7 +288,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     /// A refresh token flow at this server.
     public func refreshTokenFlow(client: ClientAuthentication, refreshToken: String) throws -> RefreshTokenFlow {
         RefreshTokenFlow(
-            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"), client: client.at(issuer: issuer),
+            tokenEndpoint: try required(resolved(for: client).tokenEndpoint, "token_endpoint"),
+            client: client.at(issuer: issuer),
             refreshToken: refreshToken)
     }
 
@@ -277,8 +300,9 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         onUserCode: @escaping @Sendable (DeviceAuthorization) async -> Void
     ) throws -> DeviceAuthorizationFlow {
         DeviceAuthorizationFlow(
-            deviceAuthorizationEndpoint: try required(deviceAuthorizationEndpoint, "device_authorization_endpoint"),
-            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
+            deviceAuthorizationEndpoint: try required(
+                resolved(for: client).deviceAuthorizationEndpoint, "device_authorization_endpoint"),
+            tokenEndpoint: try required(resolved(for: client).tokenEndpoint, "token_endpoint"),
             client: client.at(issuer: issuer),
             scope: scope,
             onUserCode: onUserCode
@@ -328,8 +352,8 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
         }
         var flow = BackchannelAuthenticationFlow(
             backchannelAuthenticationEndpoint: try required(
-                backchannelAuthenticationEndpoint, "backchannel_authentication_endpoint"),
-            tokenEndpoint: try required(tokenEndpoint, "token_endpoint"),
+                resolved(for: client).backchannelAuthenticationEndpoint, "backchannel_authentication_endpoint"),
+            tokenEndpoint: try required(resolved(for: client).tokenEndpoint, "token_endpoint"),
             client: client.at(issuer: issuer),
             request: request,
             deliveryMode: deliveryMode,

@@ -124,7 +124,7 @@ public struct TokenIntrospection: Sendable, Hashable {
 extension AuthorizationServerMetadata {
     /// The introspection endpoint for `client`.
     public func introspectionEndpoint(client: ClientAuthentication) throws -> IntrospectionEndpoint {
-        guard let introspectionEndpoint else {
+        guard let introspectionEndpoint = resolved(for: client).introspectionEndpoint else {
             throw TokenEndpointError(.missingEndpoint, "The metadata has no introspection_endpoint.")
         }
         return IntrospectionEndpoint(url: introspectionEndpoint, client: client.at(issuer: issuer))

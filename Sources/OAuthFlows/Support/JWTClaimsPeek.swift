@@ -9,6 +9,10 @@ struct JWTClaimsPeek {
     let expiry: Date?
     /// `iat`.
     let issuedAt: Date?
+    /// `cnf.x5t#S256`: the client certificate the token is bound to (RFC 8705 §3.1).
+    let certificateThumbprint: String?
+    /// Whether `cnf` has `jkt`: the token is bound to a DPoP key (RFC 9449 §6.1).
+    let isBoundToKey: Bool
 
     /// `nil` when `token` is not three dot-separated parts with a JSON object in the middle.
     init?(_ token: String) {
@@ -24,5 +28,8 @@ struct JWTClaimsPeek {
         }
         expiry = date("exp")
         issuedAt = date("iat")
+        let confirmation = claims["cnf"]?.objectValue
+        certificateThumbprint = confirmation?["x5t#S256"]?.stringValue
+        isBoundToKey = confirmation?["jkt"] != nil
     }
 }

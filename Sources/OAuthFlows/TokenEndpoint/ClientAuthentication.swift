@@ -18,6 +18,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         case none
         case unidentified
         case assertion(any ClientAssertionSigner)
+        case mutualTLS(selfSigned: Bool)
     }
 
     /// `client_id`.
@@ -83,6 +84,45 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         return client
     }
 
+    /// `tls_client_auth` (RFC 8705 §2.1): the client is authenticated by the PKI certificate its
+    /// transport presents (`AsyncHTTPClientTransport(clientIdentity:)`), registered by its subject
+    /// or a subject alternative name; `client_id` goes in the body, no secret anywhere.
+    ///
+    /// Requests then go to the server's `mtls_endpoint_aliases` where it has them
+    /// (``usesMutualTLS``), and fail before anything is sent when the transport presents no
+    /// client certificate.
+    public static func tlsClientAuth(id: String) -> ClientAuthentication {
+        ClientAuthentication(clientID: id, method: .mutualTLS(selfSigned: false))
+    }
+
+    /// `self_signed_tls_client_auth` (RFC 8705 §2.2): like ``tlsClientAuth(id:)``, with a
+    /// self-signed certificate registered with the client (its `jwks` or `jwks_uri`).
+    public static func selfSignedTLSClientAuth(id: String) -> ClientAuthentication {
+        ClientAuthentication(clientID: id, method: .mutualTLS(selfSigned: true))
+    }
+
+    /// This client sending its requests over mutual TLS while it authenticates by its own method
+    /// (`private_key_jwt`, a secret): for certificate-bound tokens (RFC 8705 §3) without
+    /// certificate authentication, as FAPI 2.0 allows. Requests go to the server's
+    /// `mtls_endpoint_aliases`, and fail before anything is sent when the transport presents no
+    /// client certificate. The `tls_client_auth` methods use mutual TLS already.
+    public func usingMutualTLS() -> ClientAuthentication {
+        var copy = self
+        copy.sendsOverMutualTLS = true
+        return copy
+    }
+
+    private var sendsOverMutualTLS = false
+
+    /// Whether this client's requests go over mutual TLS: its method is `tls_client_auth` or
+    /// `self_signed_tls_client_auth`, or it was made with ``usingMutualTLS()``. Such a client uses
+    /// the server's `mtls_endpoint_aliases` (RFC 8705 §5) and needs a transport that presents a
+    /// client certificate.
+    public var usesMutualTLS: Bool {
+        if case .mutualTLS = method { return true }
+        return sendsOverMutualTLS
+    }
+
     /// The issuer identifier of the authorization server this client authenticates at, when
     /// known: the audience of its assertions (RFC 10070). `nil` until given or discovered.
     public private(set) var issuer: String?
@@ -103,6 +143,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         case .post: "client_secret_post"
         case .none, .unidentified: "none"
         case .assertion(let signer): signer.methodName
+        case .mutualTLS(let selfSigned): selfSigned ? "self_signed_tls_client_auth" : "tls_client_auth"
         }
     }
 
@@ -110,7 +151,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     public var isConfidential: Bool {
         switch method {
         case .none, .unidentified: return false
-        case .basic, .post, .assertion: return true
+        case .basic, .post, .assertion, .mutualTLS: return true
         }
     }
 
@@ -130,7 +171,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
     var secret: String? {
         switch method {
         case .basic(let secret), .post(let secret): secret
-        case .none, .unidentified, .assertion: nil
+        case .none, .unidentified, .assertion, .mutualTLS: nil
         }
     }
 
@@ -139,7 +180,7 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         switch method {
         case .basic: compatibility.contains(.clientIDInBodyWithBasicAuthentication)
         case .unidentified: false
-        case .post, .none, .assertion: true
+        case .post, .none, .assertion, .mutualTLS: true
         }
     }
 
@@ -163,7 +204,8 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
         case .post(let secret):
             parameters.append(("client_id", clientID))
             parameters.append(("client_secret", secret))
-        case .none:
+        case .none, .mutualTLS:
+            // RFC 8705 §2: the certificate of the TLS connection authenticates the client.
             parameters.append(("client_id", clientID))
         case .unidentified:
             break
@@ -180,7 +222,9 @@ public struct ClientAuthentication: Sendable, CustomStringConvertible, CustomDeb
 
     /// `ClientAuthentication(client_secret_basic, clientID: …)`: the secret is never shown.
     public var description: String {
-        "ClientAuthentication(\(methodName), clientID: \(clientID)\(isConfidential ? ", secret: <redacted>" : ""))"
+        let secret = secret != nil || { if case .assertion = method { true } else { false } }()
+        return "ClientAuthentication(\(methodName), clientID: \(clientID)\(secret ? ", secret: <redacted>" : "")"
+            + "\(usesMutualTLS ? ", mutual TLS" : ""))"
     }
 
     /// Same as ``description``.

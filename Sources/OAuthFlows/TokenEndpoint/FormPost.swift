@@ -79,6 +79,13 @@ package enum FormPost {
         proof: (any ProofOfPossession, BoundKey)?,
         _ heldSecrets: [String]
     ) async throws -> ServerReply {
+        if let client, client.usesMutualTLS, try context.transport.clientCertificateThumbprint() == nil {
+            throw TokenEndpointError(
+                .invalidConfiguration,
+                "\(client.methodName == "none" ? "Mutual TLS" : client.methodName) needs a transport that presents a "
+                    + "client certificate, and this one presents none; nothing was sent to \(url.redactedForDisplay). "
+                    + "Use AsyncHTTPClientTransport(clientIdentity:) as the token transport.")
+        }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")

@@ -72,6 +72,9 @@ public struct TokenEndpoint: Sendable {
         } else {
             proof = nil
         }
+        // Read before sending: a certificate rotated meanwhile costs one more refresh, never a
+        // token stamped with a certificate it was not issued over.
+        let certificate = try context.transport.clientCertificateThumbprint()
         let reply = try await FormPost.send(
             [("grant_type", grantType)] + parameters + resourceParameters,
             to: url,
@@ -85,7 +88,46 @@ public struct TokenEndpoint: Sendable {
         if let (proofOfPossession, key) = proof, token.isBound(by: proofOfPossession) {
             token.boundKey = key
         }
+        try Self.bind(&token, toCertificate: certificate, at: url)
         return token
+    }
+
+    /// Records the client certificate `token` was issued over (RFC 8705 §3) in
+    /// `OAuthToken.certificateThumbprint`, unless DPoP binds it: a token is bound by one or the
+    /// other, never both.
+    ///
+    /// - Throws: `TokenEndpointError` `.invalidResponse` when the token, a JWT the client can
+    ///   read, says it is bound to another certificate than the one presented (`cnf.x5t#S256`),
+    ///   to a certificate when none was presented, or to a certificate and a DPoP key at once:
+    ///   such a token is reported, never sent.
+    static func bind(_ token: inout OAuthToken, toCertificate presented: String?, at url: URL) throws {
+        let claims = JWTClaimsPeek(token.accessToken)
+        let bound = claims?.certificateThumbprint
+        if token.boundKey != nil || claims?.isBoundToKey == true {
+            guard bound == nil else {
+                throw TokenEndpointError(
+                    .invalidResponse,
+                    "\(url.redactedForDisplay) issued a token bound both to a DPoP key and to a client "
+                        + "certificate (cnf.x5t#S256); it is not used.")
+            }
+            return
+        }
+        guard let presented else {
+            guard bound == nil else {
+                throw TokenEndpointError(
+                    .invalidResponse,
+                    "\(url.redactedForDisplay) issued a token bound to a client certificate (cnf.x5t#S256), but "
+                        + "the transport presents none; it is not used. Give the transport the client identity.")
+            }
+            return
+        }
+        if let bound, bound != presented {
+            throw TokenEndpointError(
+                .invalidResponse,
+                "\(url.redactedForDisplay) issued a token bound to the client certificate \(bound), not to the one "
+                    + "presented (\(presented)); it is not used.")
+        }
+        token.certificateThumbprint = presented
     }
 
     /// `resource` parameters (RFC 8707 §2): absolute URIs without a fragment.

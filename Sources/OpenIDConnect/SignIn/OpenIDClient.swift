@@ -214,12 +214,12 @@ public struct OpenIDClient: Sendable {
     /// The provider's revocation endpoint: from its OpenID discovery document, or else from its
     /// RFC 8414 document (some providers list it only there); `nil` when neither names one.
     func revocationEndpoint() async -> URL? {
-        if let endpoint = provider.metadata.revocationEndpoint { return endpoint }
+        if let endpoint = provider.metadata.resolved(for: client).revocationEndpoint { return endpoint }
         guard let issuer = URL(string: provider.issuer),
             let metadata = try? await AuthorizationServerMetadata.discover(
                 issuer: issuer, document: .oauthAuthorizationServer, context: context)
         else { return nil }
-        return metadata.revocationEndpoint
+        return metadata.resolved(for: client).revocationEndpoint
     }
 
     /// The provider's logout URL (RP-Initiated Logout 1.0 §2): `id_token_hint`, `client_id`,

@@ -41,7 +41,9 @@ extension OpenIDClient {
     ///   ``OpenIDConnectError/Code/claimSourceFailed`` (`_claim_sources` itself malformed or too
     ///   large).
     public func userInfo(using authenticator: OAuthAuthenticator) async throws -> UserInfo {
-        guard let endpoint = provider.userInfoEndpoint else {
+        // A client using mutual TLS reaches UserInfo at its alias (RFC 8705 §5), with its bound token.
+        let alias = client.usesMutualTLS ? provider.metadata.mtlsEndpointAliases["userinfo_endpoint"] : nil
+        guard let endpoint = alias ?? provider.userInfoEndpoint else {
             throw OpenIDConnectError(.missingEndpoint, "The provider has no userinfo_endpoint.")
         }
         guard let subject = try await authenticator.currentCredential()?.idTokenClaims?.subject else {
