@@ -348,8 +348,9 @@ let package = Package(
             dependencies: [
                 "CodeFlowOAuth", "TestSupport", "authreq-test-helper", "authreq", "OpenAPIAuthentication",
                 "OpenIDConnect", "DPoP", "ResourceDiscovery", "mcp-client-example",
-                "PostgresTokenStore", "MCPAuthentication", "ReadmeSnippets",
+                "PostgresTokenStore", "MCPAuthentication", "ReadmeSnippets", "AsyncHTTPClientTransport",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MCP", package: "swift-sdk", condition: .when(traits: ["MCP"])),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),

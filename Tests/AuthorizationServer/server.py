@@ -30,6 +30,8 @@ client_id_metadata_document_supported says. The documents are served over TLS (a
 certificate made at start) by the same app on a second port: POST /test/cimd {name, document}
 publishes one at GET /test/cimd-base + /cimd/<name>.json.
 
+Mutual TLS (RFC 8705): mtls.py, behind a TLS terminator, when AUTHREQ_MTLS_BASE names one.
+
 Usage: python server.py PORT [--access-token-lifetime SECONDS]
 """
 
@@ -56,6 +58,8 @@ from authlib.oidc.core.grants import OpenIDCode
 from flask import Flask, jsonify, redirect, request
 from joserfc import jwt as jose_jwt
 from joserfc.jwk import ECKey, KeySet, RSAKey
+
+import mtls
 
 LOCK = threading.RLock()
 CLIENTS = {}  # client_id -> Client
@@ -227,6 +231,9 @@ def save_token(token, req):
         else:
             record.grant_resources = asked
         record.resources = asked or record.grant_resources
+        record.x5t = None
+        if MTLS is not None:
+            MTLS.bind(record)
         TOKENS[record.access_token] = record
         if record.refresh_token:
             REFRESH[record.refresh_token] = record
@@ -588,6 +595,7 @@ class Introspection(IntrospectionEndpoint):
         return {
             "active": active, "client_id": token.client_id, "scope": token.scope, "sub": USER["id"],
             "aud": token.resources, "exp": int(token.issued_at + token.expires_in),
+            **({"cnf": {"x5t#S256": token.x5t}} if getattr(token, "x5t", None) else {}),
         }
 
     def check_permission(self, token, client, req):
@@ -610,6 +618,7 @@ server = AuthorizationServer()
 require_oauth = ResourceProtector()
 ARGS = None
 ISSUER = None
+MTLS = None  # mtls.MutualTLS when a TLS terminator runs in front
 
 
 def client_of_token_request():
@@ -717,7 +726,6 @@ def start_cimd_listener():
     return f"https://127.0.0.1:{listener.server_port}"
 
 
-@app.get("/.well-known/oauth-authorization-server")
 def metadata():
     return jsonify(
         issuer=ISSUER,
@@ -738,6 +746,12 @@ def metadata():
     )
 
 
+@app.get("/.well-known/oauth-authorization-server")
+def metadata_document():
+    document = metadata().get_json()
+    return jsonify(MTLS.metadata(document) if MTLS is not None else document)
+
+
 @app.get("/.well-known/openid-configuration")
 def openid_configuration():
     document = metadata().get_json()
@@ -750,7 +764,7 @@ def openid_configuration():
         scopes_supported=["openid", "profile", "email"],
         claims_supported=["sub", "name", "email", "nonce", "auth_time", "at_hash"],
     )
-    return jsonify(document)
+    return jsonify(MTLS.metadata(document) if MTLS is not None else document)
 
 
 @app.get("/jwks")
@@ -838,6 +852,8 @@ def invalid_target():
 def issue_token():
     client_id = client_of_token_request()
     grant_type = request.form.get("grant_type", "?")
+    if MTLS is not None:
+        MTLS.count(client_id)
     with LOCK:
         STATS[client_id][grant_type] += 1
         for resource in request.form.getlist("resource"):
@@ -853,6 +869,8 @@ def issue_token():
 
 @app.post("/device_authorization")
 def device_authorization():
+    if MTLS is not None:
+        MTLS.count(client_of_token_request())
     return server.create_endpoint_response(DeviceEndpoint.ENDPOINT_NAME)
 
 
@@ -868,12 +886,23 @@ def device_verification():
 
 @app.post("/revoke")
 def revoke():
+    if MTLS is not None:
+        MTLS.count(client_of_token_request())
     return server.create_endpoint_response(Revocation.ENDPOINT_NAME)
 
 
 @app.post("/introspect")
 def introspect():
+    if MTLS is not None:
+        MTLS.count(client_of_token_request())
     return server.create_endpoint_response(Introspection.ENDPOINT_NAME)
+
+
+@app.get("/mtls/resource")
+def mtls_resource():
+    if MTLS is None:
+        return jsonify(error="not_found"), 404
+    return MTLS.resource(TOKENS)
 
 
 @app.get("/api/me")
@@ -989,6 +1018,10 @@ def create_client():
     methods = ["none"] if public else ["client_secret_basic", "client_secret_post"]
     if body.get("jwks"):
         methods = ["private_key_jwt"]
+    if body.get("tls_client_auth_subject_dn"):
+        methods, secret = ["tls_client_auth"], None
+    if body.get("self_signed_tls_client_auth"):
+        methods, secret = ["self_signed_tls_client_auth"], None
     client = Client(
         client_id,
         secret,
@@ -1000,6 +1033,7 @@ def create_client():
         id_token_alg=body.get("id_token_alg", "RS256"),
     )
     client.workload_key = None
+    client.tls_client_auth_subject_dn = body.get("tls_client_auth_subject_dn")
     client.jwks = body.get("jwks")
     client.enterprise_issuer = body.get("enterprise_issuer")
     if client.enterprise_issuer:
@@ -1050,6 +1084,12 @@ def main():
     server.register_endpoint(Introspection)
     server.register_endpoint(Registration)
     server.register_extension(Issuer())
+    global MTLS
+    MTLS = mtls.from_environment(LOCK, STATS)
+    if MTLS is not None:
+        MTLS.install(
+            server, [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, DeviceGrant],
+            [Revocation, Introspection, DeviceEndpoint])
     require_oauth.register_token_validator(Validator())
     global CIMD_BASE
     CIMD_BASE = start_cimd_listener()

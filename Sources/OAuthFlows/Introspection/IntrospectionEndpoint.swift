@@ -67,11 +67,18 @@ public struct TokenIntrospection: Sendable, Hashable {
     public let issuer: String?
     /// `jti`: the token's identifier.
     public let tokenID: String?
-    /// Every other field, as sent.
+    /// Every other field, as sent (`cnf` included).
     public let additionalFields: [String: JSONValue]
 
     /// The scopes, split on spaces.
     public var scopes: [String] { scope?.split(separator: " ").map(String.init) ?? [] }
+
+    /// `cnf.x5t#S256` (RFC 8705 §3.2): the client certificate the token is bound to, if any.
+    /// Compare it with `OAuthToken.certificateThumbprint` or the transport's
+    /// `clientCertificateThumbprint()`: a token bound to another certificate is not to be sent.
+    public var certificateThumbprint: String? {
+        additionalFields["cnf"]?.objectValue?["x5t#S256"]?.stringValue
+    }
 
     /// Parses an introspection response.
     package init(reply: ServerReply, now: Date) throws {
