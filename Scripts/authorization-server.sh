@@ -74,37 +74,62 @@ free_port() {
 }
 
 install_nginx() {
-    if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+    if [ ! -x /usr/sbin/nginx ] || [ ! -f /usr/lib/nginx/modules/ngx_http_perl_module.so ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
             echo "Installing nginx from Debian's packages (the TLS terminator of the mutual-TLS tests)" >&2
             apt-get update -qq >&2 || return 1
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx >/dev/null || return 1
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx \
+                libnginx-mod-http-perl >/dev/null || return 1
         else
-            echo "error: the mutual-TLS tests need nginx: apt-get install nginx" >&2
+            echo "error: the mutual-TLS tests need nginx: apt-get install nginx libnginx-mod-http-perl" >&2
             return 1
         fi
     fi
 }
 
-stop_tls_terminator() { stop_process_in AUTHREQ_NGINX_PID; }
-
-# Starts nginx on PORT in front of the Authlib server on UPSTREAM_PORT, as deployments of mutual
-# TLS do: TLS with the test PKI's server certificate, every client asked for a certificate that
-# nginx does not judge (`optional_no_ca`), the one presented forwarded in X-Client-Certificate
-# with X-Proxy-Secret. Usage: start_tls_terminator PORT UPSTREAM_PORT SECRET
+# Starts nginx on PORT in front of the server on UPSTREAM_PORT, as deployments of mutual TLS do:
+# TLS with the test PKI's server certificate, every client asked for a certificate, the one
+# presented forwarded to the server. For STYLE `authlib` (the default) nginx does not judge it
+# (`optional_no_ca`; the shim does) and forwards it URL-encoded in X-Client-Certificate with
+# X-Proxy-Secret SECRET; for `glewlwyd` nginx verifies it (the test CA, or the registered
+# self-signed certificate: a refused one gets nginx's 400) and forwards it as one line of PEM in
+# X-Client-Cert, as glewlwyd's documentation asks of a proxy. With
+# ACCESS_LOG, each request's method, path and certificate (SHA-1 fingerprint) are logged there.
+# Usage: start_tls_terminator PORT UPSTREAM_PORT SECRET [STYLE] [ACCESS_LOG]
 start_tls_terminator() {
-    local port="$1" upstream="$2" secret="$3" dir="$AUTHREQ_ROOT/.build/nginx"
+    local port="$1" upstream="$2" secret="$3" style="${4:-authlib}" access_log="${5:-off}"
+    local dir="$AUTHREQ_ROOT/.build/nginx-$style" nginx forwarding pid_variable="AUTHREQ_NGINX_PID_$style"
+    local modules="" perl="" verification="ssl_verify_client optional_no_ca;"
+    if [ "$style" = glewlwyd ]; then
+        # glewlwyd trusts the proxy to have verified the certificate (its documentation): nginx
+        # does, against the test CA and the one self-signed certificate registered.
+        verification="ssl_verify_client optional;
+        ssl_client_certificate $AUTHREQ_TEST_PKI/client-trust.pem;
+        ssl_verify_depth 2;"
+        # One line: glewlwyd's HTTP server does not read a folded header ($ssl_client_cert), and
+        # Apache's mod_headers forwards the certificate with its line breaks as spaces too.
+        modules="load_module /usr/lib/nginx/modules/ngx_http_perl_module.so;"
+        perl="perl_set \$client_certificate_line 'sub { my \$c = shift->variable(\"ssl_client_raw_cert\") // \"\"; \$c =~ s/\\s*\\n/ /g; \$c =~ s/\\s+\$//; return \$c; }';"
+        forwarding="proxy_set_header X-Client-Cert \$client_certificate_line;"
+    else
+        forwarding="proxy_set_header X-Client-Certificate \$ssl_client_escaped_cert;
+            proxy_set_header X-Proxy-Secret $secret;"
+    fi
+    [ "$access_log" = off ] || access_log="$access_log requests"
     local nginx
     nginx="$(command -v nginx || echo /usr/sbin/nginx)"
     rm -rf "$dir" && mkdir -p "$dir/temp" && chmod 700 "$dir"
     cat >"$dir/nginx.conf" <<CONF
+$modules
 daemon off;
 master_process off;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
 events { worker_connections 4096; }
 http {
-    access_log off;
+    $perl
+    log_format requests '\$request_method \$uri \$ssl_client_fingerprint';
+    access_log $access_log;
     client_body_temp_path $dir/temp/body;
     proxy_temp_path $dir/temp/proxy;
     fastcgi_temp_path $dir/temp/fastcgi;
@@ -114,27 +139,27 @@ http {
         listen 127.0.0.1:$port ssl;
         ssl_certificate $AUTHREQ_TEST_PKI/server.pem;
         ssl_certificate_key $AUTHREQ_TEST_PKI/server-key.pem;
-        ssl_verify_client optional_no_ca;
+        $verification
         location / {
             proxy_pass http://127.0.0.1:$upstream;
             proxy_set_header Host 127.0.0.1:$upstream;
-            proxy_set_header X-Client-Certificate \$ssl_client_escaped_cert;
-            proxy_set_header X-Proxy-Secret $secret;
+            $forwarding
         }
     }
 }
 CONF
     chmod 600 "$dir/nginx.conf"
     "$nginx" -c "$dir/nginx.conf" -p "$dir" >"$dir/stdout.log" 2>&1 &
-    AUTHREQ_NGINX_PID=$!
-    authreq_on_exit stop_tls_terminator
+    local pid=$!
+    eval "$pid_variable=$pid"
+    authreq_on_exit "stop_process_in $pid_variable"
     local attempt
     for attempt in $(seq 1 100); do
         if "$AUTHREQ_VENV/bin/python" -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$port" 2>/dev/null; then
             echo "TLS terminator (nginx) listening on https://127.0.0.1:$port" >&2
             return 0
         fi
-        kill -0 "$AUTHREQ_NGINX_PID" 2>/dev/null || break
+        kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
     echo "error: nginx did not start; its log:" >&2

@@ -69,6 +69,9 @@ CNF
         openssl ca -batch -config ca-db/ca.cnf -cert ca.pem -keyfile ca-key.pem -in expired.csr -out expired.pem \
             -startdate 20200101000000Z -enddate 20200102000000Z -notext >/dev/null 2>&1
         rm -rf expired.csr ca-db
+        # What a verifying TLS terminator trusts for client certificates: the CA, and the one
+        # self-signed certificate that is registered (RFC 8705 §2.2).
+        cat ca.pem self-signed.pem >client-trust.pem
         chmod 600 ./*-key.pem
     ) || { echo "error: could not make the test PKI in ${dir#"$root"/}" >&2; return 1; }
     export AUTHREQ_TEST_PKI="$dir"

@@ -4,21 +4,36 @@ its own RS256 key; a user who has granted the test clients their scopes and RAR 
 clients. Writes what the tests need (issuer, the user's credentials, the clients and their keys) as
 JSON to the file named by the second argument.
 
+With AUTHREQ_MTLS_ISSUER_BASE set (the origin of the TLS terminator in front of this glewlwyd),
+it provisions for mutual TLS (RFC 8705) instead: the plugin reads the client certificate from the
+terminator's X-Client-Cert header, serves its /mtls/ aliases, allows self-signed certificates and
+the client credentials grant; the clients authenticate with tls_client_auth (the test PKI's client
+subject DN) and self_signed_tls_client_auth (the PKI's self-signed certificate, as a JWK with x5c,
+in the client's jwks). Certificates come from AUTHREQ_TEST_PKI. What glewlwyd 2.7.5 lacks there:
+it reads the certificate from a header only when nginx puts it on one line (nginx's perl module;
+glewlwyd's HTTP server does not read a folded header); it has no protected resource for a client's
+own tokens, so the resource that checks `x5t#S256` is the Authlib server's; its aliases are
+token, PAR, introspection and revocation (device authorization and CIBA only when those are on).
+
 Usage: provision.py BASE_URL OUTPUT_JSON REDIRECT_URI
 """
 
+import base64
 import http.cookiejar
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
 
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 base, output, redirect_uri = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3]
 api = base + "/api"
-issuer = api + "/oidc"
+mtls_base = os.environ.get("AUTHREQ_MTLS_ISSUER_BASE")
+issuer = (mtls_base or base) + "/api/oidc"
 
 
 class Session:
@@ -56,7 +71,8 @@ def pem_public(key):
 
 
 def ec_jwk(key, kid):
-    numbers = key.public_key().public_numbers()
+    """The public JWK of an EC key, private or public."""
+    numbers = (key.public_key() if hasattr(key, "private_numbers") else key).public_numbers()
     encode = lambda n: __import__("base64").urlsafe_b64encode(n.to_bytes(32, "big")).rstrip(b"=").decode()
     return {"kty": "EC", "crv": "P-256", "x": encode(numbers.x), "y": encode(numbers.y), "kid": kid,
             "alg": "ES256", "use": "sig"}
@@ -87,6 +103,13 @@ admin.call("POST", "/mod/plugin/", {
         "oauth-par-allowed": True, "oauth-par-required": False, "oauth-par-duration": 90,
         "oauth-par-request_uri-prefix": "urn:ietf:params:oauth:request_uri:",
         "oauth-fapi-allow-jarm": True,
+        **({
+            "client-cert-source": "header", "client-cert-header-name": "X-Client-Cert",
+            "client-cert-use-endpoint-aliases": True, "client-cert-self-signed-allowed": True,
+            "auth-type-client-enabled": True, "allow-non-oidc": True,
+            "introspection-revocation-allowed": True, "introspection-revocation-allow-target-client": True,
+            "introspection-revocation-auth-scope": [],
+        } if mtls_base else {}),
     }})
 # Glewlwyd lets a session use a scope only once the user has authenticated for it: a password.
 for scope in ["openid", "payments"]:
@@ -106,6 +129,28 @@ clients = {
                         "token_endpoint_auth_method": ["private_key_jwt"],
                         "jwks": {"keys": [ec_jwk(client_key, "authreq-test")]}},
 }
+if mtls_base:
+    # The client database keeps only the properties its data format names: add RFC 8705's.
+    module = json.loads(admin.call("GET", "/mod/client/database"))
+    module["parameters"]["data-format"]["tls_client_auth_subject_dn"] = {"multiple": False, "read": True, "write": True}
+    admin.call("PUT", "/mod/client/database", {
+        "display_name": module["display_name"], "parameters": module["parameters"],
+        "order_rank": module["order_rank"], "readonly": module["readonly"]})
+    admin.call("PUT", "/mod/client/database/reset")
+    pki = os.environ["AUTHREQ_TEST_PKI"]
+    with open(os.path.join(pki, "self-signed.pem"), "rb") as f:
+        self_signed = x509.load_pem_x509_certificate(f.read())
+    self_signed_jwk = {
+        **ec_jwk(self_signed.public_key(), "self-signed"),
+        "x5c": [base64.b64encode(self_signed.public_bytes(serialization.Encoding.DER)).decode()],
+    }
+    clients = {
+        "tls": {"client_id": "authreq-tls-client-auth", "token_endpoint_auth_method": ["tls_client_auth"],
+                "tls_client_auth_subject_dn": "CN=authreq-mtls-client,O=AuthenticatedRequests tests"},
+        "self-signed": {"client_id": "authreq-self-signed-tls-client-auth",
+                        "token_endpoint_auth_method": ["self_signed_tls_client_auth"],
+                        "jwks": {"keys": [self_signed_jwk]}},
+    }
 for client in clients.values():
     registration = {
         "client_id": client["client_id"], "name": client["client_id"], "confidential": True,
@@ -116,6 +161,11 @@ for client in clients.values():
         registration["password"] = client["client_secret"]
     if "jwks" in client:
         registration["jwks"] = client["jwks"]
+    if mtls_base:
+        registration["authorization_type"] = ["client_credentials"]
+        registration["scope"] = ["payments"]
+    if "tls_client_auth_subject_dn" in client:
+        registration["tls_client_auth_subject_dn"] = client["tls_client_auth_subject_dn"]
     admin.call("POST", "/client/", registration)
 
 user = Session()

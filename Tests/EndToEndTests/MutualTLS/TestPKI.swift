@@ -103,4 +103,14 @@
             }
         }
     }
+
+    /// Guards against a silent skip: in CI (`CI` set) the test PKI and both mutual-TLS servers
+    /// must be there.
+    @Test func mutualTLSTestsHaveTheirServersInCI() {
+        if ProcessInfo.processInfo.environment["CI"] != nil {
+            #expect(TestPKI.isConfigured, "CI must run the mutual-TLS tests: use Scripts/test")
+            #expect(ProcessInfo.processInfo.environment["AUTHREQ_TEST_SERVER_MTLS"] != nil)
+            #expect(GlewlwydMTLS.setup != nil, "glewlwyd for mutual TLS must be provisioned: use Scripts/test")
+        }
+    }
 #endif
