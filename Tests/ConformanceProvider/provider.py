@@ -27,13 +27,25 @@ FAPI 1's sender-constrained (mutual TLS) access tokens, which wait for mutual TL
 tokens here are bearer tokens. The modules' polling interval is 1 s where the suite's module does
 not set one (respects-interval: 31 s, slow-down: 5 s).
 
+Mutual TLS (RFC 8705): `"variant": "mtls"` in `POST /runs`, with `"client_certificate"` (the PEM the
+client will present) and `"tls"` (`{"certificate", "key", "trust"}`: files of the test PKI), runs a
+module in the suite's mTLS variant (FAPI 2.0 `client_auth_type=mtls, sender_constrain=mtls`;
+OIDCC `client_auth_type=mtls`): a second listener speaks TLS and requires a client certificate the
+trust file vouches for (a refused one fails the handshake, counted in the checks as
+`tls-handshake-refused`); discovery lists it as `mtls_endpoint_aliases` for PAR, token and UserInfo
+and `tls_client_auth` as the only method; the client is authenticated by the certificate it
+presented there (the registered one), no DPoP is asked, and access tokens are bearer tokens bound
+to that certificate (`x5t#S256`), which the resource (on the TLS listener) and UserInfo check.
+
 Usage: provider.py PORT
 """
 
+import base64
 import hashlib
 import json
 import os
 import secrets
+import ssl
 import sys
 import threading
 import time
@@ -308,9 +320,33 @@ MODULES = {
 }
 
 
+def certificate_thumbprint(der):
+    """`x5t#S256` (RFC 8705 §3.1): base64url of the SHA-256 of the certificate's DER."""
+    return b64url(hashlib.sha256(der).digest())
+
+
+def pem_to_der(pem):
+    body = "".join(line for line in pem.strip().splitlines() if not line.startswith("-----"))
+    return base64.b64decode(body)
+
+
 class Provider(CheckLog):
-    def __init__(self, name, client_jwk=None, ciba_mode="poll", notification_endpoint=None):
+    def __init__(
+        self, name, client_jwk=None, ciba_mode="poll", notification_endpoint=None, variant=None,
+        client_certificate=None, tls=None,
+    ):
         super().__init__()
+        self.mtls = variant == "mtls"
+        self.mtls_listener, self.mtls_url, self.client_x5t = None, None, None
+        if self.mtls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(tls["certificate"], tls["key"])
+            context.load_verify_locations(tls["trust"])
+            context.verify_mode = ssl.CERT_REQUIRED
+            self.mtls_listener = Listener(tls=context)
+            self.mtls_listener.handle = self.handle
+            self.mtls_url = self.mtls_listener.url
+            self.client_x5t = certificate_thumbprint(pem_to_der(client_certificate))
         self.client_jwk = client_jwk
         self.ciba_mode, self.notification_endpoint = ciba_mode, notification_endpoint
         self.ciba_requests = {}
@@ -375,6 +411,16 @@ class Provider(CheckLog):
             "grant_types_supported": ["authorization_code", "refresh_token"],
             "end_session_endpoint": f"{self.issuer}/logout",
         }
+        if self.mtls:
+            document.update(
+                token_endpoint_auth_methods_supported=["tls_client_auth"],
+                tls_client_certificate_bound_access_tokens=True,
+                mtls_endpoint_aliases={
+                    "token_endpoint": f"{self.mtls_url}/token",
+                    "pushed_authorization_request_endpoint": f"{self.mtls_url}/par",
+                    "userinfo_endpoint": f"{self.mtls_url}/userinfo",
+                },
+            )
         if self.module.userinfo_signed is not None:
             document["userinfo_signing_alg_values_supported"] = [algorithm]
         if self.module.fapi:
@@ -390,6 +436,10 @@ class Provider(CheckLog):
                 dpop_signing_alg_values_supported=["ES256", "PS256"],
                 authorization_response_iss_parameter_supported=True,
             )
+            if self.mtls:
+                document.update(token_endpoint_auth_methods_supported=["tls_client_auth"])
+                del document["token_endpoint_auth_signing_alg_values_supported"]
+                del document["dpop_signing_alg_values_supported"]
         if self.module.ciba is not None:
             document.update(
                 backchannel_authentication_endpoint=f"{self.issuer}/backchannel",
@@ -407,8 +457,24 @@ class Provider(CheckLog):
         keys = ([self.key.jwk] if self.key else []) + [k.jwk for k in self.extra]
         return json_reply(200, {"keys": keys})
 
+    def presented_x5t(self, request):
+        """The `x5t#S256` of the certificate presented on the TLS listener, or None."""
+        return certificate_thumbprint(request.client_certificate) if request.client_certificate else None
+
     def authenticate_client(self, request, form, endpoint):
-        """client_secret_basic, or for FAPI and FAPI-CIBA private_key_jwt with the issuer as audience."""
+        """client_secret_basic, or for FAPI and FAPI-CIBA private_key_jwt with the issuer as audience;
+        in the mTLS variant tls_client_auth (RFC 8705 §2.1): the registered certificate, presented on
+        the TLS listener, `client_id` in the body and no other credential."""
+        if self.mtls:
+            presented = self.presented_x5t(request)
+            others = [n for n in ("client_secret", "client_assertion") if n in form] + (
+                ["Authorization"] if request.header("Authorization") else [])
+            ok = presented == self.client_x5t and form.get("client_id") == self.client_id and not others
+            self.check(
+                "tls-client-auth", ok, f"tls_client_auth at {endpoint}",
+                certificate="registered" if presented == self.client_x5t else ("none" if presented is None else "another"),
+                other_credentials=others)
+            return ok
         if not self.module.fapi and self.module.ciba is None:
             credentials = parse_basic(request.header("Authorization"))
             ok = credentials == (self.client_id, self.client_secret)
@@ -570,7 +636,7 @@ class Provider(CheckLog):
         else:
             return json_reply(400, {"error": "unsupported_grant_type"})
         jkt = None
-        if self.module.fapi:
+        if self.module.fapi and not self.mtls:
             try:
                 jkt, claims = verify_dpop_proof(request.header("DPoP"), "POST", f"{self.issuer}/token")
             except ProofError as error:
@@ -584,7 +650,10 @@ class Provider(CheckLog):
             self.codes.pop(form.get("code", ""), None)
         access = secrets.token_urlsafe(24)
         refresh = secrets.token_urlsafe(24)
-        self.tokens[access] = {"scope": entry["scope"], "nonce": None, "jkt": jkt}
+        x5t = self.presented_x5t(request) if self.mtls else None
+        if self.mtls:
+            self.check("mtls-token-request", x5t is not None, "a certificate at the token endpoint")
+        self.tokens[access] = {"scope": entry["scope"], "nonce": None, "jkt": jkt, "x5t": x5t}
         self.tokens[refresh] = {"scope": entry["scope"], "nonce": None, "jkt": jkt, "details": None}
         body = {
             "access_token": access,
@@ -629,10 +698,20 @@ class Provider(CheckLog):
         self.last_id_token = token
         return token
 
+    def bound_to_presented(self, entry, request, where):
+        """In the mTLS variant: whether the token's certificate is the one presented now."""
+        if not self.mtls or entry is None:
+            return True
+        ok = entry.get("x5t") is not None and entry.get("x5t") == self.presented_x5t(request)
+        self.check(f"{where}-mtls-binding", ok, f"the token's certificate at the {where}")
+        return ok
+
     def userinfo(self, request):
         scheme, _, token = (request.header("Authorization") or "").partition(" ")
         self.check("userinfo-bearer-header", scheme == "Bearer", "the access token in the Authorization header")
         entry = self.tokens.get(token) if scheme == "Bearer" else None
+        if not self.bound_to_presented(entry, request, "userinfo"):
+            entry = None
         if entry is None:
             return json_reply(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
         claims = {"sub": self.module.userinfo_sub or SUBJECT}
@@ -690,6 +769,12 @@ class Provider(CheckLog):
         """A FAPI resource: a DPoP-bound token with its proof, and a nonce when the module asks."""
         scheme, _, token = (request.header("Authorization") or "").partition(" ")
         entry = self.tokens.get(token)
+        if self.mtls:
+            # RFC 8705 §3: a bearer token, accepted only with the certificate it is bound to.
+            ok = scheme.lower() == "bearer" and entry is not None and self.bound_to_presented(entry, request, "resource")
+            if not ok:
+                return json_reply(401, {"error": "invalid_token"}, [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+            return json_reply(200, {"sub": SUBJECT})
         if self.module.ciba is not None:
             # FAPI-CIBA without mutual TLS (not ported): a bearer token the provider issued.
             ok = scheme.lower() == "bearer" and entry is not None
@@ -865,9 +950,15 @@ def start(body):
     name = body.get("module")
     if name not in MODULES:
         return json_reply(404, {"error": "unknown module", "modules": sorted(MODULES)})
+    if body.get("variant") == "mtls" and not (body.get("client_certificate") and body.get("tls")):
+        return json_reply(400, {"error": "the mtls variant needs client_certificate and tls"})
     provider = Provider(
-        name, body.get("client_jwk"), body.get("ciba_mode", "poll"), body.get("notification_endpoint"))
-    return provider, {"issuer": provider.issuer, "client_id": provider.client_id, "client_secret": provider.client_secret}
+        name, body.get("client_jwk"), body.get("ciba_mode", "poll"), body.get("notification_endpoint"),
+        body.get("variant"), body.get("client_certificate"), body.get("tls"))
+    return provider, {
+        "issuer": provider.issuer, "client_id": provider.client_id, "client_secret": provider.client_secret,
+        "mtls_url": provider.mtls_url,
+    }
 
 
 def rotate(provider, request):
@@ -877,7 +968,12 @@ def rotate(provider, request):
 
 def checks(provider, request):
     with provider.lock:
-        return json_reply(200, list(provider.checks))
+        checks = list(provider.checks)
+    if provider.mtls_listener is not None and provider.mtls_listener.handshake_failures:
+        failures = provider.mtls_listener.handshake_failures
+        checks.append({"id": "tls-handshake-refused", "status": "INFO",
+                       "description": f"{failures} TLS handshakes refused", "details": {"count": failures}})
+    return json_reply(200, checks)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,10 @@ def b64url(data: bytes) -> str:
 
 
 class Request:
-    def __init__(self, method, target, headers, body):
+    def __init__(self, method, target, headers, body, client_certificate=None):
         parts = urllib.parse.urlsplit(target)
+        # The DER of the certificate the client presented in the TLS handshake (a TLS listener's).
+        self.client_certificate = client_certificate
         self.method = method
         self.path = parts.path
         self.query = {k: v[0] for k, v in urllib.parse.parse_qs(parts.query).items()}
@@ -62,19 +64,36 @@ def form_post(action, fields):
 
 
 class Listener:
-    """One loopback HTTP server on a port of its own; `handle(request)` answers (None: 404)."""
+    """One loopback HTTP server on a port of its own; `handle(request)` answers (None: 404).
 
-    def __init__(self, port=0):
+    With `tls` (an `ssl.SSLContext` for a server), it speaks HTTPS: the handshake happens in the
+    request's own thread, a failed one is counted in `handshake_failures` (the client sees the
+    TLS alert), and each request carries the client's certificate, if any."""
+
+    def __init__(self, port=0, tls=None):
         self.handle = lambda request: None
+        self.handshake_failures = 0
+        self.failure_lock = threading.Lock()
         listener = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self):
+                if tls is not None:
+                    try:
+                        self.request.do_handshake()
+                    except (OSError, ValueError):
+                        with listener.failure_lock:
+                            listener.handshake_failures += 1
+                        raise
+                super().setup()
+
             def answer(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                request = Request(self.command, self.path, self.headers, body)
+                certificate = self.connection.getpeercert(binary_form=True) if tls is not None else None
+                request = Request(self.command, self.path, self.headers, body, certificate)
                 try:
                     reply = listener.handle(request) or json_reply(404, {"error": "not_found"})
                 except Exception as error:  # a scenario's bug shows in the reply, not as a hang
@@ -93,7 +112,12 @@ class Listener:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True, do_handshake_on_connect=False)
+            # A failed handshake is the client's answer, not a server error to print.
+            self.server.handle_error = lambda request, address: None
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 

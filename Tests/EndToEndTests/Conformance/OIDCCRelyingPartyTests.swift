@@ -25,6 +25,8 @@ enum ConformanceProvider {
         let issuer: String
         let client_id: String
         let client_secret: String
+        /// The TLS listener of a run in the mTLS variant (its aliases and resource).
+        let mtls_url: String?
 
         var issuerURL: URL { URL(string: issuer) ?? URL(fileURLWithPath: "/") }
         var client: ClientAuthentication { .clientSecretBasic(id: client_id, secret: client_secret) }
@@ -39,14 +41,21 @@ enum ConformanceProvider {
 
     /// Starts a provider serving `module`; a FAPI 2.0 or FAPI-CIBA module needs the client's
     /// public key, a FAPI-CIBA module in ping mode the client's notification endpoint.
+    ///
+    /// With `mutualTLS` (PEM of the client certificate, and the TLS listener's certificate, key and
+    /// trusted client certificates), the run is the module's mTLS variant.
     static func start(
-        _ module: String, clientJWK: [String: String]? = nil, cibaMode: String? = nil, notificationEndpoint: URL? = nil
+        _ module: String, clientJWK: [String: String]? = nil, cibaMode: String? = nil, notificationEndpoint: URL? = nil,
+        mutualTLS: (clientCertificate: String, tls: [String: String])? = nil
     ) async throws -> Run {
         struct Start: Encodable {
             let module: String
             let client_jwk: [String: String]?
             let ciba_mode: String?
             let notification_endpoint: String?
+            let variant: String?
+            let client_certificate: String?
+            let tls: [String: String]?
         }
         let base = try #require(url, notRunReason)
         var request = URLRequest(url: base.appendingPathComponent("runs"))
@@ -54,7 +63,8 @@ enum ConformanceProvider {
         request.httpBody = try JSONEncoder().encode(
             Start(
                 module: module, client_jwk: clientJWK, ciba_mode: cibaMode,
-                notification_endpoint: notificationEndpoint?.absoluteString))
+                notification_endpoint: notificationEndpoint?.absoluteString, variant: mutualTLS.map { _ in "mtls" },
+                client_certificate: mutualTLS?.clientCertificate, tls: mutualTLS?.tls))
         let (data, _) = try await URLSession.shared.data(for: request)
         return try JSONDecoder().decode(Run.self, from: data)
     }
