@@ -268,6 +268,7 @@ let package = Package(
             dependencies: [
                 "AsyncHTTPClientTransport", "OAuthFlows", "TestSupport",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])
                 ),

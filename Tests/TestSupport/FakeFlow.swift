@@ -16,6 +16,9 @@ package final class FakeFlow: OAuthFlow {
         /// Whether issued tokens carry `issuedAt`, as the token endpoint's do (the leeway is then
         /// at most a quarter of their lifetime).
         package var stampsIssuedAt = false
+        /// Whether issued tokens are bound to the token transport's client certificate, as the
+        /// token endpoint's are over mutual TLS.
+        package var bindsToCertificate = false
     }
 
     package let state = Locked(State())
@@ -49,17 +52,20 @@ package final class FakeFlow: OAuthFlow {
 
     private func issue(_ context: AuthenticationContext) async throws -> OAuthToken {
         if let gate = state.withLock({ $0.gate }) { await gate.wait() }
-        let (number, failure, lifetime, stamps) = state.withLock { s -> (Int, (any Error)?, TimeInterval?, Bool) in
+        let (number, failure, lifetime, stamps, binds) = state.withLock {
+            s -> (Int, (any Error)?, TimeInterval?, Bool, Bool) in
             s.issued += 1
-            return (s.issued, s.failure, s.lifetime, s.stampsIssuedAt)
+            return (s.issued, s.failure, s.lifetime, s.stampsIssuedAt, s.bindsToCertificate)
         }
         if let failure { throw failure }
+        let certificate = binds ? try context.transport.clientCertificateThumbprint() : nil
         return OAuthToken(
             accessToken: "access-\(number)",
             tokenType: "bearer",
             expiresAt: lifetime.map { context.clock.now.addingTimeInterval($0) },
             refreshToken: "refresh-\(number)",
-            issuedAt: stamps ? context.clock.now : nil
+            issuedAt: stamps ? context.clock.now : nil,
+            certificateThumbprint: certificate
         )
     }
 }
