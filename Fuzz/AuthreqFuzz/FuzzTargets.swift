@@ -37,6 +37,7 @@ enum FuzzTargets {
         "userinfo-claim-sources": userInfoClaimSources,
         "backchannel-reply": backchannelReply,
         "backchannel-notification": backchannelNotification,
+        "pem": pem,
     ]
 
     static let tokenURL = URL(string: "https://auth.example.com/token")!
@@ -187,13 +188,35 @@ enum FuzzTargets {
         }
     }
 
-    /// Authorization server metadata (RFC 8414).
+    /// Authorization server metadata (RFC 8414), and its mutual-TLS aliases (RFC 8705 §5): an
+    /// alias never replaces the issuer.
     static func discovery(_ data: Data) {
         guard case .object(let fields)? = try? JSONValue(parsing: data),
             let metadata = try? AuthorizationServerMetadata(fields: fields)
         else { return }
         _ = try? metadata.clientCredentialsFlow(client: .none(id: "fuzz"))
         _ = metadata.codeChallengeMethodsSupported
+        let resolved = metadata.resolved(for: .tlsClientAuth(id: "fuzz"))
+        check(resolved.issuer == metadata.issuer, "an alias replaced the issuer")
+        _ = try? resolved.tokenEndpoint(client: .tlsClientAuth(id: "fuzz"))
+        _ = metadata.mtlsEndpointAliases
+    }
+
+    /// PEM text as a client identity's files hold it (RFC 7468): blocks decode to bytes, and the
+    /// key never shows in a description or an error.
+    static func pem(_ data: Data) {
+        if let blocks = try? PEMDocument.blocks(in: data) {
+            check(blocks.allSatisfy { !$0.der.isEmpty && !$0.label.isEmpty }, "an empty block was accepted")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let marker = "-----BEGIN PRIVATE KEY-----\nZnV6ei1rZXktbWF0ZXJpYWw=\n-----END PRIVATE KEY-----\n"
+        do {
+            let identity = try ClientIdentity(certificateChainPEM: text, privateKeyPEM: marker)
+            check(!String(describing: identity).contains("ZnV6ei1rZXk"), "the key in a description")
+            check(try identity.currentPEM()?.certificates.isEmpty == false, "an identity without a certificate")
+        } catch {
+            check(!String(describing: error).contains("ZnV6ei1rZXk"), "the key in an error")
+        }
     }
 
     /// A protected resource's metadata (RFC 9728), and its round trip through `Codable`.
