@@ -175,8 +175,9 @@ let package = Package(
         .target(
             name: "AuthreqCLI",
             dependencies: [
-                "CodeFlowOAuth", "DPoP", "ResourceDiscovery",
+                "CodeFlowOAuth", "DPoP", "ResourceDiscovery", "AsyncHTTPClientTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         .executableTarget(name: "authreq", dependencies: ["AuthreqCLI"]),

@@ -109,7 +109,7 @@ struct Fetch: AsyncParsableCommand {
                 throw CLIError.needsSignIn(offer)
             }
             session.console.detail("\(request.httpMethod ?? "GET") \(request.url?.redactedForDisplay ?? "")")
-            let (body, response) = try await authenticator.send(request, over: URLSessionTransport.shared)
+            let (body, response) = try await authenticator.send(request, over: try session.transport())
             if include {
                 var head =
                     "HTTP/1.1 \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))\r\n"

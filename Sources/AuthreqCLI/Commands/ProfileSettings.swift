@@ -25,8 +25,17 @@ struct ProfileSettings: ParsableArguments {
                 + "ID-JAG for the resource's server (no browser there).",
             valueName: "profile"))
     var enterpriseProfile: String?
-    @Option(help: "none, client_secret_basic or client_secret_post.")
+    @Option(help: "none, client_secret_basic, client_secret_post, tls_client_auth or self_signed_tls_client_auth.")
     var clientAuth: String?
+    @Option(
+        help: ArgumentHelp(
+            "A PEM file with the client certificate for mutual TLS (RFC 8705), re-read when it changes.",
+            valueName: "file"))
+    var clientCertificate: String?
+    @Option(help: ArgumentHelp("The PEM file of the client certificate's private key.", valueName: "file"))
+    var clientKey: String?
+    @Option(help: ArgumentHelp("A PEM file of the CAs trusted for the servers' certificates.", valueName: "file"))
+    var caFile: String?
     @Option(help: "The authorization endpoint, when there is no discovery.")
     var authorizationEndpoint: String?
     @Option(help: "The token endpoint, when there is no discovery.")
@@ -49,7 +58,7 @@ struct ProfileSettings: ParsableArguments {
     var isEmpty: Bool {
         [
             resource, clientName, issuer, clientID, scope, clientSecretFile, clientSecretEnv, assertionFile, clientAuth,
-            enterpriseProfile, authorizationEndpoint,
+            enterpriseProfile, authorizationEndpoint, clientCertificate, clientKey, caFile,
             tokenEndpoint, deviceAuthorizationEndpoint, revocationEndpoint, redirectURI,
         ].allSatisfy { $0 == nil } && dpop == nil && par == nil && clientIDInBody == nil
     }
@@ -83,9 +92,17 @@ struct ProfileSettings: ParsableArguments {
             profile.assertionFile = URL(fileURLWithPath: (assertionFile as NSString).expandingTildeInPath).path
         }
         if let enterpriseProfile { profile.enterpriseProfile = enterpriseProfile }
+        func path(_ text: String?) -> String? {
+            text.map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath).path }
+        }
+        if let clientCertificate = path(clientCertificate) { profile.clientCertificate = clientCertificate }
+        if let clientKey = path(clientKey) { profile.clientKey = clientKey }
+        if let caFile = path(caFile) { profile.caFile = caFile }
         if let clientAuth {
             guard let method = Profile.ClientAuthMethod(rawValue: clientAuth) else {
-                throw CLIError.usage("--client-auth must be none, client_secret_basic or client_secret_post.")
+                throw CLIError.usage(
+                    "--client-auth must be one of "
+                        + Profile.ClientAuthMethod.allCases.map(\.rawValue).joined(separator: ", ") + ".")
             }
             profile.clientAuthentication = method
         }

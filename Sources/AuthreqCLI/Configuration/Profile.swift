@@ -26,6 +26,10 @@ package struct Profile: Equatable, Sendable {
         case none
         case clientSecretBasic = "client_secret_basic"
         case clientSecretPost = "client_secret_post"
+        /// The PKI certificate of ``Profile/clientCertificate`` (RFC 8705 §2.1).
+        case tlsClientAuth = "tls_client_auth"
+        /// The self-signed certificate of ``Profile/clientCertificate`` (RFC 8705 §2.2).
+        case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
     }
 
     /// The issuer: endpoints come from its discovery document.
@@ -74,6 +78,14 @@ package struct Profile: Equatable, Sendable {
     /// Whether `client_id` goes in the token request's body with HTTP Basic too, for servers that
     /// read it only there (the MCP Python SDK's). `false` unless set.
     package var clientIDInBody: Bool?
+    /// A PEM file with the client's certificate (and its chain) for mutual TLS (RFC 8705): every
+    /// request presents it, read again when the file changes; tokens come back bound to it.
+    package var clientCertificate: String?
+    /// The PEM file of ``clientCertificate``'s private key (mode 0600).
+    package var clientKey: String?
+    /// A PEM file of the certificate authorities trusted for the servers' certificates, in place of
+    /// the system's (a private PKI).
+    package var caFile: String?
 
     /// The server switches this profile asks for.
     package var compatibility: ServerCompatibility {
@@ -93,7 +105,8 @@ package struct Profile: Equatable, Sendable {
         "resource", "client_name", "issuer", "client_id", "scope", "client_secret_file", "client_secret_env",
         "assertion_file", "enterprise_profile", "client_auth",
         "authorization_endpoint", "token_endpoint", "device_authorization_endpoint", "revocation_endpoint",
-        "redirect_uri", "grant", "login_hint", "dpop", "par", "client_id_in_body",
+        "redirect_uri", "grant", "login_hint", "dpop", "par", "client_id_in_body", "client_certificate", "client_key",
+        "ca_file",
     ]
 
     /// Reads a profile from its JSON object; every mistake is named.
@@ -142,6 +155,9 @@ package struct Profile: Equatable, Sendable {
         revocationEndpoint = try url("revocation_endpoint")
         redirectURI = try url("redirect_uri")
         loginHint = try string("login_hint")
+        clientCertificate = try string("client_certificate")
+        clientKey = try string("client_key")
+        caFile = try string("ca_file")
         func bool(_ key: String) throws(CLIError) -> Bool? {
             switch fields[key] {
             case nil, .null?: return nil
@@ -181,6 +197,9 @@ package struct Profile: Equatable, Sendable {
         put("redirect_uri", redirectURI?.absoluteString)
         put("grant", grant?.rawValue)
         put("login_hint", loginHint)
+        put("client_certificate", clientCertificate)
+        put("client_key", clientKey)
+        put("ca_file", caFile)
         if let dpop { fields["dpop"] = .bool(dpop) }
         if let pushesAuthorizationRequests { fields["par"] = .bool(pushesAuthorizationRequests) }
         if let clientIDInBody { fields["client_id_in_body"] = .bool(clientIDInBody) }
@@ -216,6 +235,16 @@ package struct Profile: Equatable, Sendable {
             guard Self.isValidName(enterpriseProfile), enterpriseProfile != name else {
                 throw .usage("Profile '\(name)': enterprise_profile must name another profile.")
             }
+        }
+        guard (clientCertificate == nil) == (clientKey == nil) else {
+            throw .usage(
+                "Profile '\(name)': client_certificate (--client-certificate) and client_key (--client-key) go together."
+            )
+        }
+        if [.tlsClientAuth, .selfSignedTLSClientAuth].contains(clientAuthentication), clientCertificate == nil {
+            throw .usage(
+                "Profile '\(name)': client_auth \(clientAuthentication?.rawValue ?? "") needs a client certificate "
+                    + "(--client-certificate and --client-key).")
         }
         if let redirectURI, !(redirectURI.scheme?.lowercased() == "http" && redirectURI.isLoopback) {
             throw .usage(

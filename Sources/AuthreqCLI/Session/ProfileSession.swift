@@ -4,6 +4,11 @@ import Foundation
 import OAuthFlows
 import ResourceDiscovery
 
+#if AsyncHTTPClient
+    import AsyncHTTPClientTransport
+    import NIOSSL
+#endif
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -32,6 +37,40 @@ package struct ProfileSession: Sendable {
         self.environment = environment
         self.console = console
         self.proofOfPossession = profile.dpop == true ? DPoPProver() : nil
+        self.transportChoice = Self.transport(for: profile, name: name)
+    }
+
+    /// The transport of every request: `URLSessionTransport.shared`, or for a profile with a client
+    /// certificate (or its own CAs) an `AsyncHTTPClientTransport` presenting it.
+    private let transportChoice: Result<any HTTPTransport, CLIError>
+
+    /// The transport of this profile's requests.
+    ///
+    /// - Throws: ``CLIError`` (usage) for a client certificate in a build without the
+    ///   `AsyncHTTPClient` trait: nothing is sent without it.
+    package func transport() throws(CLIError) -> any HTTPTransport { try transportChoice.get() }
+
+    private static func transport(for profile: Profile, name: String) -> Result<any HTTPTransport, CLIError> {
+        guard profile.clientCertificate != nil || profile.caFile != nil else {
+            return .success(URLSessionTransport.shared)
+        }
+        #if AsyncHTTPClient
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let caFile = profile.caFile { tls.trustRoots = .file((caFile as NSString).expandingTildeInPath) }
+            let identity = profile.clientCertificate.flatMap { certificate in
+                profile.clientKey.map { key in
+                    ClientIdentity.pemFiles(
+                        certificateChain: URL(fileURLWithPath: (certificate as NSString).expandingTildeInPath),
+                        privateKey: URL(fileURLWithPath: (key as NSString).expandingTildeInPath))
+                }
+            }
+            return .success(AsyncHTTPClientTransport(clientIdentity: identity, tlsConfiguration: tls))
+        #else
+            return .failure(
+                .usage(
+                    "Profile '\(name)' has a client certificate or CA file, which this authreq cannot use: build it "
+                        + "with the AsyncHTTPClient trait (swift build --traits AsyncHTTPClient)."))
+        #endif
     }
 
     /// The token store: a `FileTokenStore` shared by every `authreq` process of this user.
@@ -43,7 +82,10 @@ package struct ProfileSession: Sendable {
 
     /// The context of requests to the authorization server.
     var context: AuthenticationContext {
-        AuthenticationContext(transport: URLSessionTransport.shared, proofOfPossession: proofOfPossession)
+        // A transport that cannot be had never sends: client() reports it first, and a client
+        // using mutual TLS refuses a transport without a certificate.
+        AuthenticationContext(
+            transport: (try? transportChoice.get()) ?? URLSessionTransport.shared, proofOfPossession: proofOfPossession)
     }
 
     // MARK: Client
@@ -84,9 +126,20 @@ package struct ProfileSession: Sendable {
     /// - Parameter requiringSecret: Whether to fail when a confidential method has no secret;
     ///   `false` for reading the store (the key names only the client id).
     package func client(requiringSecret: Bool = true) throws(CLIError) -> ClientAuthentication {
+        if requiringSecret { _ = try transport() }
+        let client = try clientAuthentication(requiringSecret: requiringSecret)
+        // A certificate binds the tokens (RFC 8705 §3) whatever the method: the aliases are used.
+        return profile.clientCertificate != nil && !client.usesMutualTLS ? client.usingMutualTLS() : client
+    }
+
+    private func clientAuthentication(requiringSecret: Bool) throws(CLIError) -> ClientAuthentication {
         let secret = requiringSecret ? try clientSecret() : ((try? clientSecret()) ?? nil)
         let method = profile.clientAuthentication ?? (secret == nil ? .none : .clientSecretBasic)
         switch method {
+        case .tlsClientAuth:
+            return .tlsClientAuth(id: profile.clientID)
+        case .selfSignedTLSClientAuth:
+            return .selfSignedTLSClientAuth(id: profile.clientID)
         case .none:
             return .none(id: profile.clientID)
         case .clientSecretBasic, .clientSecretPost:
@@ -161,7 +214,8 @@ package struct ProfileSession: Sendable {
     /// An authenticator with the verbose event log: subscribed before it is returned, so no
     /// event is missed, and printed to the end before the command exits (``EventLog``).
     func authenticator(flow: (any OAuthFlow)? = nil) async -> OAuthAuthenticator {
-        let configuration = OAuthAuthenticator.Configuration(proofOfPossession: proofOfPossession)
+        let configuration = OAuthAuthenticator.Configuration(
+            tokenTransport: context.transport, proofOfPossession: proofOfPossession)
         let authenticator =
             flow.map { OAuthAuthenticator(flow: $0, store: store, configuration: configuration) }
             ?? OAuthAuthenticator(store: store, configuration: configuration)

@@ -32,6 +32,8 @@ package struct ServerEndpoints: Equatable, Sendable {
 
     /// The endpoints of discovered `metadata`, with those the profile names winning.
     init(metadata: AuthorizationServerMetadata, profile: Profile) throws(CLIError) {
+        // A profile with a client certificate uses the mutual-TLS aliases (RFC 8705 §5).
+        let metadata = metadata.resolved(usingMutualTLS: profile.clientCertificate != nil)
         guard let token = profile.tokenEndpoint ?? metadata.tokenEndpoint else {
             throw .usage("The server's metadata names no token_endpoint; set token_endpoint in the profile.")
         }

@@ -126,7 +126,13 @@ public struct AuthorizationServerMetadata: Sendable, Codable {
     /// replaced by its alias (RFC 8705 §5: the server may serve mutual TLS on other hosts);
     /// otherwise the metadata as it is. Every flow and endpoint built here for a client uses it.
     public func resolved(for client: ClientAuthentication) -> AuthorizationServerMetadata {
-        guard client.usesMutualTLS, case .object(let aliases)? = fields["mtls_endpoint_aliases"] else { return self }
+        resolved(usingMutualTLS: client.usesMutualTLS)
+    }
+
+    /// This metadata with its mutual-TLS aliases in place of the endpoints they name when
+    /// `usingMutualTLS` is `true`, as ``resolved(for:)`` does for a client that uses mutual TLS.
+    public func resolved(usingMutualTLS: Bool) -> AuthorizationServerMetadata {
+        guard usingMutualTLS, case .object(let aliases)? = fields["mtls_endpoint_aliases"] else { return self }
         var merged = fields
         for (name, alias) in aliases where name.hasSuffix("_endpoint") && alias.stringValue != nil {
             merged[name] = alias

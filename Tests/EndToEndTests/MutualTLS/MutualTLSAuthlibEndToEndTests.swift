@@ -175,6 +175,36 @@
             #expect(counts["client_credentials"] ?? 0 <= 1)
         }
 
+        /// `authreq` with `--client-certificate`/`--client-key`: the sign-in at the token alias,
+        /// a fetch of the bound resource presenting the certificate, and no key in its files.
+        @Test func authreqSignsInWithItsCertificateAndFetchesTheBoundResource() async throws {
+            let tool = try AuthreqTool()
+            defer { tool.removeHome() }
+            let id = try await makeClient(["tls_client_auth_subject_dn": TestPKI.clientSubjectDN])
+            let login = try await tool.run([
+                "login", "--client-credentials", "--profile", "mtls", "--issuer",
+                try TestAuthorizationServer.base.absoluteString, "--client-id", id, "--client-auth", "tls_client_auth",
+                "--client-certificate", try TestPKI.certificateFile(.clientA).path,
+                "--client-key", try TestPKI.keyFile(.clientA).path, "--ca-file", try TestPKI.file("ca.pem").path,
+            ])
+            #expect(login.status == 0, "\(login.stderr)")
+            let fetch = try await tool.run(["fetch", "--profile", "mtls", try Self.resource.absoluteString])
+            #expect(fetch.status == 0, "\(fetch.stderr)")
+            #expect(fetch.stdout.contains(try TestPKI.thumbprint(.clientA)), "the resource saw the certificate")
+            let counts = try await stats(id)
+            #expect(counts["mtls:/token"] == 1, "\(counts)")
+            #expect(counts["plain:/token"] == nil)
+
+            let key = try String(contentsOf: try TestPKI.keyFile(.clientA), encoding: .utf8)
+                .split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+            let configuration = try String(contentsOf: tool.configurationFile, encoding: .utf8)
+            let status = try await tool.run(["status", "--profile", "mtls", "--json"])
+            for text in [configuration, login.stderr, fetch.stderr, status.stdout, status.stderr] {
+                #expect(!text.contains(key.prefix(32)), "the key appears nowhere")
+            }
+            #expect(configuration.contains(#""client_certificate""#))
+        }
+
         @Test func mutualTLSWithATransportWithoutACertificateSendsNothing() async throws {
             let id = try await makeClient(["tls_client_auth_subject_dn": TestPKI.clientSubjectDN])
             let metadata = try await TestAuthorizationServer.metadata()
