@@ -17,7 +17,7 @@ import Foundation
 ///   workload's rotating certificate does (cert-manager, SPIFFE helpers, Vault agents write the
 ///   new pair in place). The next TLS handshake presents the new certificate.
 /// - ``init(certificateChainPEM:privateKeyPEM:)``: PEM text held in memory.
-/// - On Apple platforms, ``init(secIdentity:)``: a `SecIdentity`, from the Keychain or from a
+/// - On Apple platforms, `init(secIdentity:)`: a `SecIdentity`, from the Keychain or from a
 ///   PKCS #12 file, for `URLSessionTransport`.
 ///
 /// The private key is secret: no description, mirror or error ever shows it.

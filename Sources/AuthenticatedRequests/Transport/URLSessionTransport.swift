@@ -52,7 +52,7 @@ public final class URLSessionTransport: HTTPTransport {
     /// certificate (mutual TLS, RFC 8705), through the sessions' client-certificate challenge.
     ///
     /// Only Apple platforms can: give an identity made with
-    /// ``ClientIdentity/init(secIdentity:)`` (from the Keychain or a PKCS #12 file). On Linux,
+    /// `ClientIdentity(secIdentity:)` (from the Keychain or a PKCS #12 file). On Linux,
     /// `URLSession` (swift-corelibs-foundation) has no way to present a client certificate:
     /// use `AsyncHTTPClientTransport(clientIdentity:)` (package trait `AsyncHTTPClient`), which
     /// also reads PEM files and follows their rotation.
