@@ -1,5 +1,5 @@
 # Starts the test authorization server (Tests/AuthorizationServer) on a free loopback port.
-# Source this file, then call: start_authorization_server [ACCESS_TOKEN_LIFETIME_SECONDS]
+# Source this file, then call: start_authorization_server [ACCESS_TOKEN_LIFETIME_SECONDS] [mtls]
 # It sets AUTHREQ_TEST_SERVER to the server's URL and stops the server when the shell exits.
 #
 # On a fresh machine it creates a virtual environment inside the build folder
@@ -167,20 +167,26 @@ CONF
     return 1
 }
 
+# Usage: start_authorization_server [ACCESS_TOKEN_LIFETIME_SECONDS] [mtls]
+# With `mtls`, nginx runs in front of it as the mutual-TLS tests' TLS terminator (installed from
+# Debian's packages when missing; the test PKI made when AUTHREQ_TEST_PKI is unset), and
+# AUTHREQ_TEST_SERVER_MTLS is its origin. Without, nothing but Python is needed (Scripts/run-example).
 start_authorization_server() {
-    local lifetime="${1:-3600}"
+    local lifetime="${1:-3600}" mtls="${2:-}"
     install_authorization_server || return 1
-    install_nginx || return 1
-    if [ -z "${AUTHREQ_TEST_PKI:-}" ]; then
-        source "$AUTHREQ_ROOT/Scripts/test-pki.sh"
-        make_test_pki || return 1
-    fi
-    local port tls_port secret
+    local port tls_port="" secret=""
     port="$(free_port)"
-    tls_port="$(free_port)"
-    secret="$("$AUTHREQ_VENV/bin/python" -c 'import secrets; print(secrets.token_hex(16))')"
+    if [ "$mtls" = mtls ]; then
+        install_nginx || return 1
+        if [ -z "${AUTHREQ_TEST_PKI:-}" ]; then
+            source "$AUTHREQ_ROOT/Scripts/test-pki.sh"
+            make_test_pki || return 1
+        fi
+        tls_port="$(free_port)"
+        secret="$("$AUTHREQ_VENV/bin/python" -c 'import secrets; print(secrets.token_hex(16))')"
+    fi
     local log="$AUTHREQ_ROOT/.build/authorization-server.log"
-    AUTHREQ_MTLS_BASE="https://127.0.0.1:$tls_port" AUTHREQ_MTLS_CA="$AUTHREQ_TEST_PKI/ca.pem" \
+    AUTHREQ_MTLS_BASE="${tls_port:+https://127.0.0.1:$tls_port}" AUTHREQ_MTLS_CA="${AUTHREQ_TEST_PKI:-}/ca.pem" \
         AUTHREQ_PROXY_SECRET="$secret" \
         "$AUTHREQ_VENV/bin/python" "$AUTHREQ_ROOT/Tests/AuthorizationServer/server.py" "$port" \
         --access-token-lifetime "$lifetime" >"$log" 2>&1 &
@@ -188,6 +194,8 @@ start_authorization_server() {
     authreq_on_exit stop_authorization_server
     export AUTHREQ_TEST_SERVER="http://127.0.0.1:$port"
     wait_for_health "$AUTHREQ_TEST_SERVER" "$AUTHREQ_SERVER_PID" "$log" "Test authorization server (Authlib)" || return 1
-    start_tls_terminator "$tls_port" "$port" "$secret" || return 1
-    export AUTHREQ_TEST_SERVER_MTLS="https://127.0.0.1:$tls_port"
+    if [ "$mtls" = mtls ]; then
+        start_tls_terminator "$tls_port" "$port" "$secret" || return 1
+        export AUTHREQ_TEST_SERVER_MTLS="https://127.0.0.1:$tls_port"
+    fi
 }

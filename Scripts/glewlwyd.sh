@@ -120,6 +120,8 @@ stop_glewlwyd_mtls() { stop_process_in AUTHREQ_GLEWLWYD_MTLS_PID; }
 # It sets AUTHREQ_TEST_GLEWLWYD_MTLS to the JSON file the tests read.
 start_glewlwyd_mtls() {
     local python="$AUTHREQ_MCP_VENV/bin/python" dir="$AUTHREQ_ROOT/.build/glewlwyd-mtls" port tls_port
+    [ -n "${AUTHREQ_TEST_PKI:-}" ] || { echo "error: make_test_pki first (Scripts/test-pki.sh)" >&2; return 1; }
+    install_nginx || return 1
     port="$(free_port)"
     tls_port="$(free_port)"
     authreq_on_exit stop_glewlwyd_mtls
