@@ -17,8 +17,8 @@ What it implements:
   terminator) accepts a bound token only with the same certificate, and counts what it decided
   (`/test/stats/mtls:resource:<client_id>`).
 - `mtls_endpoint_aliases` (§5): token, revocation, introspection and device authorization on the
-  terminator's origin; every request that arrives through it is counted per client and path
-  (`/test/stats/<client_id>`: `mtls:/token`, …; `plain:/token` for the plain port).
+  terminator's origin; every request to them is counted per client and path
+  (`/test/stats/endpoints:<client_id>`: `mtls:/token`, …; `plain:/token` for the plain port).
 
 What it does not: Authlib has no PAR endpoint, so there is no PAR alias; its tokens are opaque
 (not JWTs), so a client learns the binding from introspection only. The refresh token of a
@@ -78,9 +78,11 @@ class MutualTLS:
         return base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
 
     def count(self, client_id):
+        """Counts the request under `endpoints:<client_id>` (the client's own counts by grant type
+        stay as other tests read them)."""
         where = "mtls" if self.through_terminator() else "plain"
         with self.lock:
-            self.stats[client_id][f"{where}:{request.path}"] += 1
+            self.stats[f"endpoints:{client_id}"][f"{where}:{request.path}"] += 1
 
     # MARK: Client authentication (§2)
 

@@ -81,6 +81,20 @@ package struct AutoSubmittedForm: Sendable {
 }
 
 /// A TCP port of 127.0.0.1 that was free a moment ago (bound, read, released).
+/// The ports ``freeLoopbackPort()`` handed out in this process, and glewlwyd's registered
+/// redirect port (its tests listen on it), so that no two callers get the same one.
+private let handedOutPorts = Locked<Set<Int>>(glewlwydRedirectPort().map { [$0] } ?? [])
+
+/// The port of the redirect URI `Scripts/glewlwyd.sh` registered, from `AUTHREQ_TEST_GLEWLWYD`.
+private func glewlwydRedirectPort() -> Int? {
+    guard let file = ProcessInfo.processInfo.environment["AUTHREQ_TEST_GLEWLWYD"],
+        let data = FileManager.default.contents(atPath: file),
+        let setup = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+        let uri = (setup["redirect_uri"] as? String).flatMap(URL.init(string:))
+    else { return nil }
+    return uri.port
+}
+
 package func freeLoopbackPort() async throws -> Int {
     // Below the kernel's ephemeral range: a port the system handed out (port 0) goes back into
     // that range, and another test's connection could take it as its local port before the
@@ -92,6 +106,9 @@ package func freeLoopbackPort() async throws -> Int {
     let candidates = 20000..<max(20001, min(lowestEphemeral, 32768))
     for _ in 0..<64 {
         let port = Int.random(in: candidates)
+        // Never the same port twice in this process: two tests that probe one port before either
+        // binds it would both be handed it (seen: "Address already in use" in a CI run).
+        guard handedOutPorts.withLock({ $0.insert(port).inserted }) else { continue }
         guard
             let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .bind(host: "127.0.0.1", port: port).get()

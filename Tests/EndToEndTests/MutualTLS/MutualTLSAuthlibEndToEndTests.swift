@@ -32,7 +32,14 @@
             return try #require(reply["client_id"] as? String)
         }
 
+        /// The requests the server counted for client `id` by endpoint: `mtls:/token` through the
+        /// terminator, `plain:/token` at the plain port.
         func stats(_ id: String) async throws -> [String: Int] {
+            try await TestAuthorizationServer.json("test/stats/endpoints:\(id)").compactMapValues { $0 as? Int }
+        }
+
+        /// The server's counts for client `id` by grant type.
+        func grants(_ id: String) async throws -> [String: Int] {
             try await TestAuthorizationServer.json("test/stats/\(id)").compactMapValues { $0 as? Int }
         }
 
@@ -172,7 +179,7 @@
             // nginx refuses an expired certificate itself (400); the shim refuses one from another CA.
             let counts = try await stats(id)
             #expect((counts["mtls:/token"] ?? 0) <= 1, "one token request at most, no loop: \(counts)")
-            #expect(counts["client_credentials"] ?? 0 <= 1)
+            #expect(try await grants(id)["client_credentials"] ?? 0 <= 1)
         }
 
         /// `authreq` with `--client-certificate`/`--client-key`: the sign-in at the token alias,
