@@ -11,8 +11,7 @@
     @Suite struct ClientIdentityTLSTests {
         func thumbprint(of file: URL) throws -> String {
             let der = try #require(Data(base64Encoded: try TestCertificates.body(of: file)))
-            return Data(SHA256.hash(data: der)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            return Base64URL.encode(Data(SHA256.hash(data: der)))
         }
 
         @Test func theTransportPresentsTheFilesCertificateAndFollowsItsRotation() throws {

@@ -73,10 +73,7 @@
         func claims(of token: OAuthToken) throws -> [String: Any] {
             let parts = token.accessToken.split(separator: ".")
             try #require(parts.count == 3)
-            var payload = String(parts[1]).replacingOccurrences(of: "-", with: "+")
-                .replacingOccurrences(of: "_", with: "/")
-            payload += String(repeating: "=", count: (4 - payload.count % 4) % 4)
-            let data = try #require(Data(base64Encoded: payload))
+            let data = try #require(Base64URL.decode(parts[1]))
             return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         }
 

@@ -70,9 +70,7 @@
 
         /// The `x5t#S256` of a certificate, computed here independently of the SDK.
         static func thumbprint(_ certificate: Certificate) throws -> String {
-            Data(SHA256.hash(data: try der(certificate))).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
+            Base64URL.encode(Data(SHA256.hash(data: try der(certificate))))
         }
 
         /// Copies `certificate`'s files to a folder of their own, where a test rotates them.
